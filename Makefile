@@ -1,0 +1,54 @@
+# Two commands on a fresh machine with only python3 and make: `make demo`, `make test`.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+UV_VERSION := 0.13.9
+# A uv on PATH is used as is; otherwise one is bootstrapped into .tools/ with python3's pip.
+UV := $(or $(shell command -v uv 2>/dev/null),$(CURDIR)/.tools/bin/uv)
+RUN := $(UV) run --frozen --no-sync
+export DO_NOT_TRACK := 1
+export TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS :=
+DAGSTER_HOME ?= $(CURDIR)/.catlas/dagster
+
+.PHONY: help demo test lint format ui dbt-parse sync clean
+
+help:
+	@echo "make demo   - live 15 simulated days against the fixture web and print the changes"
+	@echo "make test   - the whole test suite (SQLite and PostgreSQL)"
+	@echo "make lint   - ruff lint and format check"
+	@echo "make ui     - Dagster UI over the demo's state and lake (http://127.0.0.1:3000)"
+
+$(CURDIR)/.tools/bin/uv:
+	python3 -m venv $(CURDIR)/.tools
+	$(CURDIR)/.tools/bin/python -m pip install --quiet --disable-pip-version-check "uv==$(UV_VERSION)"
+
+.venv/.synced: pyproject.toml uv.lock | $(UV)
+	$(UV) sync --frozen
+	@touch $@
+
+sync: .venv/.synced
+
+demo: .venv/.synced
+	$(RUN) catlas demo
+
+dbt-parse: .venv/.synced
+	$(RUN) dbt parse --quiet --project-dir dbt_intel --profiles-dir dbt_intel
+
+test: .venv/.synced dbt-parse
+	$(RUN) pytest
+
+lint: .venv/.synced
+	$(RUN) ruff check .
+	$(RUN) ruff format --check .
+
+format: .venv/.synced
+	$(RUN) ruff check --fix .
+	$(RUN) ruff format .
+
+ui: .venv/.synced
+	@mkdir -p $(DAGSTER_HOME)
+	@printf 'telemetry:\n  enabled: false\n' > $(DAGSTER_HOME)/dagster.yaml
+	DAGSTER_HOME=$(DAGSTER_HOME) $(RUN) dagster-webserver -w workspace.yaml -h 127.0.0.1 -p 3000
+
+clean:
+	rm -rf .catlas .venv .tools

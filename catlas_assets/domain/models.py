@@ -1,0 +1,78 @@
+"""Plain data passed between the pipeline's steps (no I/O, no ORM)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from catlas_assets.domain.vocabulary import FailureClass, SensorStatus
+
+
+@dataclass(frozen=True)
+class SensorState:
+    """What one sensor run reads of a sensor row."""
+
+    id: int
+    company_id: int
+    surface: str
+    url: str
+    connector: str
+    status: SensorStatus
+    base_interval_s: int
+    current_interval_s: int
+    quality_score: float
+    etag: str | None = None
+    last_modified: str | None = None
+    normalized_hash: str | None = None
+    structured_hash: str | None = None
+    simhash: int | None = None
+    snapshot_version: int = 0
+    last_snapshot_id: str | None = None
+    last_blocks_key: str | None = None
+    last_text_key: str | None = None
+    consecutive_unchanged: int = 0
+    consecutive_failures: int = 0
+    last_full_fetch_at: datetime | None = None
+    config: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """The HTTP side of one sensor run, as the pipeline needs it."""
+
+    url: str
+    final_url: str
+    status: int | None
+    headers: dict[str, str]
+    body: bytes
+    elapsed_ms: int
+    requests: int
+    not_modified: bool = False
+    failure_class: FailureClass | None = None
+    failure_detail: str = ""
+    conditional: bool = True  # False when validators were left out on purpose
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("content-type", "")
+
+
+@dataclass(frozen=True)
+class ReviewItem:
+    kind: str
+    sensor_id: int
+    company_id: int
+    detail: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class InboxEntry:
+    change_id: str
+    sensor_id: int
+    company_id: int
+    surface: str
+    kind: str
+    significance: float
+    summary: str
+    detected_at: datetime

@@ -1,0 +1,220 @@
+"""Turn a response body into blocks and text, the stable form that hashes and diffs read.
+
+A block is a leaf of the page's reading order: a heading, a paragraph, a list item, a
+table row, a link or a run of text, with its tag path and an id that survives reordering
+(the id hashes the block's type and text; repeats get an occurrence suffix).
+Boilerplate (navigation, footers, scripts, styles, hidden elements, cookie banners) is
+dropped before blocks are taken, so a menu edit is not a content change.
+"""
+
+from __future__ import annotations
+
+import codecs
+import hashlib
+import json
+import re
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+DROP_TAGS = frozenset(
+    {"script", "style", "noscript", "template", "svg", "nav", "footer", "iframe", "head", "button"}
+)
+INLINE_TAGS = frozenset(
+    {
+        "a", "abbr", "b", "bdi", "br", "cite", "code", "data", "em", "i", "kbd", "label",
+        "mark", "q", "s", "small", "span", "strong", "sub", "sup", "time", "u", "var", "wbr",
+        "img", "del", "ins",
+    }
+)  # fmt: skip
+BLOCK_TYPES = {
+    **{f"h{level}": "heading" for level in range(1, 7)},
+    "p": "paragraph",
+    "li": "list_item",
+    "tr": "table_row",
+    "a": "link",
+    "dt": "term",
+    "dd": "definition",
+    "blockquote": "quote",
+    "pre": "code",
+}
+BOILERPLATE_MARKERS = ("cookie", "consent", "gdpr-banner")
+_SPACE = re.compile(r"\s+")
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([A-Za-z0-9_\-:.]+)""", re.I)
+
+
+@dataclass(frozen=True)
+class Block:
+    id: str
+    type: str
+    text: str
+    path: str
+
+
+@dataclass(frozen=True)
+class Normalized:
+    blocks: tuple[Block, ...]
+    text: str
+    normalized_hash: str
+
+    def blocks_json(self) -> bytes:
+        return json.dumps([asdict(b) for b in self.blocks], ensure_ascii=False).encode()
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def decode_body(body: bytes, content_type: str) -> str:
+    """Charset from the Content-Type header, then a BOM, then a meta tag, then UTF-8."""
+    for candidate in (_header_charset(content_type), _bom_charset(body), _meta_charset(body)):
+        if candidate:
+            try:
+                codecs.lookup(candidate)
+            except LookupError:
+                continue
+            return body.decode(candidate, errors="replace").lstrip("\ufeff")
+    return body.decode("utf-8", errors="replace").lstrip("\ufeff")
+
+
+def normalize(body: bytes, content_type: str) -> Normalized:
+    kind = content_kind(content_type, body)
+    text = decode_body(body, content_type)
+    if kind == "json":
+        raw = _json_blocks(text)
+    elif kind == "html":
+        raw = _html_blocks(text)
+    else:
+        raw = [("text", line, f"line[{i}]") for i, line in enumerate(_lines(text))]
+    blocks = _with_ids(raw)
+    joined = "\n".join(b.text for b in blocks)
+    return Normalized(blocks, joined, sha256_hex(joined.encode()))
+
+
+def content_kind(content_type: str, body: bytes) -> str:
+    ctype = content_type.split(";")[0].strip().lower()
+    if ctype.endswith("json"):
+        return "json"
+    if ctype.endswith("xml"):
+        return "xml"
+    if ctype in ("text/html", "application/xhtml+xml") or not ctype:
+        head = body[:512].lstrip().lower()
+        if not ctype and head.startswith((b"{", b"[")):
+            return "json"
+        return "html"
+    return "text"
+
+
+def _header_charset(content_type: str) -> str | None:
+    for part in content_type.split(";")[1:]:
+        key, _, value = part.strip().partition("=")
+        if key.lower() == "charset" and value:
+            return value.strip("\"' ")
+    return None
+
+
+def _bom_charset(body: bytes) -> str | None:
+    if body.startswith(codecs.BOM_UTF8):
+        return "utf-8-sig"
+    if body.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16"
+    return None
+
+
+def _meta_charset(body: bytes) -> str | None:
+    match = _META_CHARSET.search(body[:4096])
+    return match.group(1).decode("ascii") if match else None
+
+
+def _clean(text: str) -> str:
+    return _SPACE.sub(" ", text).strip()
+
+
+def _lines(text: str) -> list[str]:
+    return [line for line in (_clean(raw) for raw in text.splitlines()) if line]
+
+
+def _is_boilerplate(node: LexborNode) -> bool:
+    tag = node.tag or ""
+    if tag in DROP_TAGS:
+        return True
+    attrs = node.attributes
+    if "hidden" in attrs or attrs.get("aria-hidden") == "true":
+        return True
+    style = (attrs.get("style") or "").replace(" ", "").lower()
+    if "display:none" in style or "visibility:hidden" in style:
+        return True
+    marker = f"{attrs.get('id') or ''} {attrs.get('class') or ''}".lower()
+    return any(m in marker for m in BOILERPLATE_MARKERS)
+
+
+def _html_blocks(html: str) -> list[tuple[str, str, str]]:
+    tree = LexborHTMLParser(html)
+    root = tree.body or tree.root
+    if root is None:
+        return []
+    out: list[tuple[str, str, str]] = []
+    _walk(root, "body", out)
+    return out
+
+
+def _children(node: LexborNode) -> list[LexborNode]:
+    return [child for child in node.iter(include_text=False) if child.tag and child.tag[0] != "-"]
+
+
+def _walk(node: LexborNode, path: str, out: list[tuple[str, str, str]]) -> None:
+    if _is_boilerplate(node):
+        return
+    tag = node.tag or ""
+    children = [c for c in _children(node) if not _is_boilerplate(c)]
+    # A table row reads as one fact ("Pro | $49 | monthly"), so it is never split into cells.
+    if tag == "tr":
+        cells = [_clean(c.text(deep=True, separator=" ")) for c in children]
+        text = " | ".join(cell for cell in cells if cell)
+        if text:
+            out.append(("table_row", text, path))
+        return
+    if all((c.tag or "") in INLINE_TAGS for c in children):
+        text = _clean(node.text(deep=True, separator=" "))
+        if text:
+            out.append((BLOCK_TYPES.get(tag, "text"), text, path))
+        return
+    seen: dict[str, int] = {}
+    for child in children:
+        ctag = child.tag or ""
+        seen[ctag] = seen.get(ctag, 0) + 1
+        _walk(child, f"{path}/{ctag}[{seen[ctag]}]", out)
+
+
+def _json_blocks(text: str) -> list[tuple[str, str, str]]:
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return [("text", line, f"line[{i}]") for i, line in enumerate(_lines(text))]
+    out: list[tuple[str, str, str]] = []
+    _flatten(data, "$", out)
+    return out
+
+
+def _flatten(value: Any, path: str, out: list[tuple[str, str, str]]) -> None:
+    if isinstance(value, dict):
+        for key in sorted(value):
+            _flatten(value[key], f"{path}.{key}", out)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _flatten(item, f"{path}[{i}]", out)
+    else:
+        rendered = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
+        out.append(("field", f"{path}: {rendered}", path))
+
+
+def _with_ids(raw: list[tuple[str, str, str]]) -> tuple[Block, ...]:
+    counts: dict[str, int] = {}
+    blocks = []
+    for kind, text, path in raw:
+        base = hashlib.sha1(f"{kind}\x00{text}".encode(), usedforsecurity=False).hexdigest()[:12]
+        counts[base] = counts.get(base, 0) + 1
+        block_id = base if counts[base] == 1 else f"{base}~{counts[base]}"
+        blocks.append(Block(block_id, kind, text, path))
+    return tuple(blocks)

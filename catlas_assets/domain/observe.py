@@ -1,0 +1,493 @@
+"""One sensor run's decision, pure: from a fetch and the sensor's state to rows and updates.
+
+`observe` picks the spec's outcome (not_modified, unchanged, ok, changed, failed,
+redirected), builds the lake rows, names the objects to archive by their content hash,
+and computes the sensor's new state: counters, validators, hashes, status and next run.
+The service around it does the I/O; nothing here touches the network, a database or
+the wall clock.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from catlas_assets.domain import scheduling
+from catlas_assets.domain.diff import Comparison, compare
+from catlas_assets.domain.fingerprint import simhash64
+from catlas_assets.domain.models import Fetched, InboxEntry, ReviewItem, SensorState
+from catlas_assets.domain.normalize import Block, Normalized, decode_body, normalize, sha256_hex
+from catlas_assets.domain.taxonomy import FAILURE_POLICY, change_kind, tier_for_interval
+from catlas_assets.domain.urls import registrable_domain
+from catlas_assets.domain.vocabulary import (
+    MEANINGFUL_OR_ABOVE,
+    ChangeKind,
+    ChangeStatus,
+    FailureClass,
+    Outcome,
+    ReviewKind,
+    SensorStatus,
+)
+from catlas_assets.ids import derived_id
+
+EXTRACTOR_VERSION = "blocks-1"
+MAX_DELTA_ITEMS = 20
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The settings one sensor run reads."""
+
+    limits: scheduling.Limits
+    minor_threshold: float
+    meaningful_threshold: float
+    major_threshold: float
+    critical_threshold: float
+    keep_noise_snapshots: bool
+    stale_after_failures: int
+    retire_after_failures: int
+
+
+@dataclass
+class Observed:
+    outcome: Outcome
+    rows: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    objects: dict[str, bytes] = field(default_factory=dict)  # archive key -> bytes
+    sensor_update: dict[str, Any] = field(default_factory=dict)
+    inbox: list[InboxEntry] = field(default_factory=list)
+    review: list[ReviewItem] = field(default_factory=list)
+    change_kind: ChangeKind | None = None
+    summary: str = ""
+    noise: bool = False
+
+    def add_row(self, table: str, row: dict[str, Any]) -> None:
+        self.rows.setdefault(table, []).append(row)
+
+
+def archive_key(data: bytes) -> str:
+    """The object archive's content address (kept equal to ObjectArchive.key_for)."""
+    digest = sha256_hex(data)
+    return f"objects/{digest[:2]}/{digest[2:4]}/{digest}.zst"
+
+
+def structured_payload(normalized: Normalized, content_type: str, body_text: str) -> dict[str, Any]:
+    """The typed content of a page; until extractors exist, JSON bodies are their own payload."""
+    if "json" in content_type:
+        try:
+            return {"json": json.loads(body_text)}
+        except ValueError:
+            return {}
+    return {}
+
+
+def observe(
+    sensor: SensorState,
+    fetched: Fetched,
+    previous_blocks: list[Block] | None,
+    *,
+    now: datetime,
+    run_id: str,
+    observation_id: str,
+    policy: Policy,
+    rng: random.Random,
+) -> Observed:
+    base_row = {
+        "observation_id": observation_id,
+        "run_id": run_id,
+        "sensor_id": sensor.id,
+        "company_id": sensor.company_id,
+        "surface": sensor.surface,
+        "url": sensor.url,
+        "final_url": fetched.final_url,
+        "fetched_at": now,
+        "http_status": fetched.status,
+        "elapsed_ms": fetched.elapsed_ms,
+        "bytes": len(fetched.body),
+        "connector": sensor.connector,
+        "requests": fetched.requests,
+        "extractor_version": EXTRACTOR_VERSION,
+        "not_modified": False,
+        "changed": False,
+        "noise": False,
+    }
+    if fetched.failure_class is None and _left_domain(sensor, fetched):
+        return _redirected(sensor, fetched, base_row, now=now, policy=policy, rng=rng)
+    if fetched.failure_class is not None:
+        return _failed(sensor, fetched, base_row, now=now, policy=policy, rng=rng)
+    if fetched.not_modified:
+        result = Observed(Outcome.NOT_MODIFIED)
+        result.add_row(
+            "observations",
+            {
+                **base_row,
+                "outcome": Outcome.NOT_MODIFIED,
+                "not_modified": True,
+                "etag": sensor.etag,
+                "last_modified": sensor.last_modified,
+            },
+        )
+        result.sensor_update = _unchanged_update(sensor, fetched, now, policy, rng)
+        return result
+    return _content(sensor, fetched, previous_blocks, base_row, now=now, policy=policy, rng=rng)
+
+
+def _left_domain(sensor: SensorState, fetched: Fetched) -> bool:
+    return registrable_domain(fetched.final_url) != registrable_domain(sensor.url)
+
+
+def _schedule(
+    sensor: SensorState,
+    event: scheduling.Event,
+    now: datetime,
+    policy: Policy,
+    rng: random.Random,
+    failure_class: FailureClass | None = None,
+) -> dict[str, Any]:
+    interval = scheduling.next_interval(
+        sensor.current_interval_s, sensor.base_interval_s, event, policy.limits, failure_class
+    )
+    return {
+        "current_interval_s": interval,
+        "tier": tier_for_interval(interval),
+        "next_run_at": scheduling.next_run_at(now, interval, rng),
+        "last_fetched_at": now,
+        "claimed_at": None,
+        "claimed_by": None,
+        "updated_at": now,
+    }
+
+
+def _success_state(sensor: SensorState, fetched: Fetched, now: datetime) -> dict[str, Any]:
+    update: dict[str, Any] = {
+        "status": SensorStatus.ACTIVE,
+        "consecutive_failures": 0,
+        "last_failure_class": None,
+        "last_success_at": now,
+        "quality_score": scheduling.quality_score(sensor.quality_score, 1.0),
+    }
+    if not fetched.conditional:
+        update["last_full_fetch_at"] = now
+    return update
+
+
+def _unchanged_update(
+    sensor: SensorState, fetched: Fetched, now: datetime, policy: Policy, rng: random.Random
+) -> dict[str, Any]:
+    update = _schedule(sensor, scheduling.Event.UNCHANGED, now, policy, rng)
+    update.update(_success_state(sensor, fetched, now))
+    update["consecutive_unchanged"] = sensor.consecutive_unchanged + 1
+    if not fetched.not_modified:
+        update.update(_validators(fetched))
+    return update
+
+
+def _validators(fetched: Fetched) -> dict[str, Any]:
+    # Refreshed on every 200: a validator the server dropped must not be sent again.
+    return {
+        "etag": fetched.headers.get("etag"),
+        "last_modified": fetched.headers.get("last-modified"),
+    }
+
+
+def _content(
+    sensor: SensorState,
+    fetched: Fetched,
+    previous_blocks: list[Block] | None,
+    base_row: dict[str, Any],
+    *,
+    now: datetime,
+    policy: Policy,
+    rng: random.Random,
+) -> Observed:
+    normalized = normalize(fetched.body, fetched.content_type)
+    payload = structured_payload(
+        normalized, fetched.content_type, decode_body(fetched.body, fetched.content_type)
+    )
+    structured_hash = sha256_hex(json.dumps(payload, sort_keys=True).encode())
+    raw_key, text_key, blocks_key = (
+        archive_key(fetched.body),
+        archive_key(normalized.text.encode()),
+        archive_key(normalized.blocks_json()),
+    )
+    row = {
+        **base_row,
+        **_validators(fetched),
+        "content_hash": sha256_hex(fetched.body),
+        "normalized_hash": normalized.normalized_hash,
+        "structured_hash": structured_hash,
+        "object_key": raw_key,
+    }
+    same = (
+        sensor.normalized_hash == normalized.normalized_hash
+        and sensor.structured_hash == structured_hash
+    )
+    if same:
+        result = Observed(Outcome.UNCHANGED)
+        result.add_row("observations", {**row, "outcome": Outcome.UNCHANGED})
+        result.sensor_update = _unchanged_update(sensor, fetched, now, policy, rng)
+        return result
+
+    first = sensor.snapshot_version == 0 or previous_blocks is None
+    comparison = compare(previous_blocks or [], normalized.blocks) if not first else None
+    structural = sensor.structured_hash is not None and sensor.structured_hash != structured_hash
+    kind = _kind(comparison, structural, policy) if comparison else None
+    hashes = {
+        "normalized_hash": normalized.normalized_hash,
+        "structured_hash": structured_hash,
+        "simhash": simhash64(normalized.text),
+    }
+    if kind is ChangeKind.NOISE and not policy.keep_noise_snapshots:
+        # Pure noise: no snapshot, no change, but remember the hashes so it is not re-detected.
+        result = Observed(Outcome.UNCHANGED, noise=True, change_kind=kind)
+        result.add_row("observations", {**row, "outcome": Outcome.UNCHANGED, "noise": True})
+        result.objects[raw_key] = fetched.body
+        update = _unchanged_update(sensor, fetched, now, policy, rng)
+        update.update(hashes)
+        result.sensor_update = update
+        return result
+
+    outcome = Outcome.OK if first else Outcome.CHANGED
+    result = Observed(outcome, change_kind=kind)
+    result.objects.update(
+        {
+            raw_key: fetched.body,
+            text_key: normalized.text.encode(),
+            blocks_key: normalized.blocks_json(),
+        }
+    )
+    version = sensor.snapshot_version + 1
+    snapshot_id = derived_id("snp", base_row["observation_id"])
+    result.add_row(
+        "observations",
+        {
+            **row,
+            "outcome": outcome,
+            "changed": not first,
+            "text_key": text_key,
+            "blocks_key": blocks_key,
+        },
+    )
+    result.add_row(
+        "snapshots",
+        {
+            "snapshot_id": snapshot_id,
+            "run_id": base_row["run_id"],
+            "sensor_id": sensor.id,
+            "company_id": sensor.company_id,
+            "surface": sensor.surface,
+            "version": version,
+            "previous_snapshot_id": sensor.last_snapshot_id,
+            "observation_id": base_row["observation_id"],
+            "captured_at": now,
+            **hashes,
+            "object_key": raw_key,
+            "text_key": text_key,
+            "blocks_key": blocks_key,
+            "extracted": payload,
+            "extracted_summary": {"blocks": len(normalized.blocks)},
+            "extractor_version": EXTRACTOR_VERSION,
+        },
+    )
+    if first:
+        event = scheduling.Event.HOLD
+    elif kind in MEANINGFUL_OR_ABOVE:
+        event = scheduling.Event.MEANINGFUL
+    elif kind is ChangeKind.MINOR:
+        event = scheduling.Event.MINOR
+    else:
+        event = scheduling.Event.UNCHANGED
+    update = _schedule(sensor, event, now, policy, rng)
+    update.update(_success_state(sensor, fetched, now))
+    update.update(_validators(fetched))
+    update.update(hashes)
+    update.update(
+        {
+            "snapshot_version": version,
+            "last_snapshot_id": snapshot_id,
+            "last_blocks_key": blocks_key,
+            "last_text_key": text_key,
+            "consecutive_unchanged": 0,
+        }
+    )
+    if comparison is not None and kind is not None:
+        update["last_change_at"] = now
+        result.summary = comparison.summary
+        _add_change(result, sensor, comparison, kind, snapshot_id, base_row, now)
+    result.sensor_update = update
+    return result
+
+
+def _kind(comparison: Comparison, structural: bool, policy: Policy) -> ChangeKind:
+    significance = comparison.significance
+    if structural:
+        # A typed payload that changed is never noise, even if its text barely moved.
+        significance = max(significance, policy.minor_threshold)
+    return change_kind(
+        significance,
+        minor_threshold=policy.minor_threshold,
+        meaningful_threshold=policy.meaningful_threshold,
+        major_threshold=policy.major_threshold,
+        critical_threshold=policy.critical_threshold,
+    )
+
+
+def _add_change(
+    result: Observed,
+    sensor: SensorState,
+    comparison: Comparison,
+    kind: ChangeKind,
+    snapshot_id: str,
+    base_row: dict[str, Any],
+    now: datetime,
+) -> None:
+    change_id = derived_id("chg", snapshot_id)
+    status = ChangeStatus.PENDING if kind in MEANINGFUL_OR_ABOVE else ChangeStatus.ARCHIVED
+    delta = {
+        "blocks_added": [b.text for b in comparison.added[:MAX_DELTA_ITEMS]],
+        "blocks_removed": [b.text for b in comparison.removed[:MAX_DELTA_ITEMS]],
+        "reasons": list(comparison.reasons),
+        "notes": [],
+    }
+    result.add_row(
+        "changes",
+        {
+            "change_id": change_id,
+            "run_id": base_row["run_id"],
+            "sensor_id": sensor.id,
+            "company_id": sensor.company_id,
+            "surface": sensor.surface,
+            "snapshot_id": snapshot_id,
+            "previous_snapshot_id": sensor.last_snapshot_id,
+            "detected_at": now,
+            "significance": comparison.significance,
+            "kind": kind,
+            "status": status,
+            "summary": comparison.summary,
+            "structured_delta": delta,
+        },
+    )
+    if status is ChangeStatus.PENDING:
+        result.inbox.append(
+            InboxEntry(
+                change_id,
+                sensor.id,
+                sensor.company_id,
+                sensor.surface,
+                kind,
+                comparison.significance,
+                comparison.summary,
+                now,
+            )
+        )
+
+
+def _failure_status(
+    sensor: SensorState, failure_class: FailureClass, failures: int, policy: Policy
+) -> SensorStatus:
+    if failure_class is FailureClass.ROBOTS:
+        return SensorStatus.BLOCKED
+    if failures >= policy.retire_after_failures:
+        return SensorStatus.RETIRED
+    if failures >= policy.stale_after_failures:
+        return SensorStatus.STALE
+    if failures >= FAILURE_POLICY[failure_class].failures_before_failing:
+        return SensorStatus.FAILING
+    return sensor.status if sensor.status is not SensorStatus.PENDING else SensorStatus.ACTIVE
+
+
+def _failed(
+    sensor: SensorState,
+    fetched: Fetched,
+    base_row: dict[str, Any],
+    *,
+    now: datetime,
+    policy: Policy,
+    rng: random.Random,
+) -> Observed:
+    failure_class = fetched.failure_class
+    assert failure_class is not None
+    result = Observed(Outcome.FAILED)
+    result.add_row(
+        "observations", {**base_row, "outcome": Outcome.FAILED, "failure_class": failure_class}
+    )
+    result.add_row(
+        "failures",
+        {
+            "observation_id": base_row["observation_id"],
+            "run_id": base_row["run_id"],
+            "sensor_id": sensor.id,
+            "company_id": sensor.company_id,
+            "at": now,
+            "failure_class": failure_class,
+            "http_status": fetched.status,
+            "detail": fetched.failure_detail[:500],
+        },
+    )
+    failures = sensor.consecutive_failures + 1
+    status = _failure_status(sensor, failure_class, failures, policy)
+    update = _schedule(sensor, scheduling.Event.FAILURE, now, policy, rng, failure_class)
+    update.update(
+        {
+            "status": status,
+            "consecutive_failures": failures,
+            "last_failure_class": failure_class,
+            "quality_score": scheduling.quality_score(sensor.quality_score, None),
+        }
+    )
+    if status is SensorStatus.RETIRED and sensor.status is not SensorStatus.RETIRED:
+        update["retired_at"] = now
+    result.sensor_update = update
+    detail = {"failure_class": failure_class, "failures": failures, "url": sensor.url}
+    if status is not sensor.status:
+        if status is SensorStatus.BLOCKED:
+            result.review.append(
+                ReviewItem(ReviewKind.BLOCKED_SOURCE, sensor.id, sensor.company_id, detail)
+            )
+        elif status is SensorStatus.STALE:
+            result.review.append(
+                ReviewItem(ReviewKind.SENSOR_STALE, sensor.id, sensor.company_id, detail)
+            )
+        elif status is SensorStatus.RETIRED:
+            result.review.append(
+                ReviewItem(ReviewKind.SENSOR_RETIRED, sensor.id, sensor.company_id, detail)
+            )
+    result.summary = f"{failure_class}: {fetched.failure_detail}".strip()
+    return result
+
+
+def _redirected(
+    sensor: SensorState,
+    fetched: Fetched,
+    base_row: dict[str, Any],
+    *,
+    now: datetime,
+    policy: Policy,
+    rng: random.Random,
+) -> Observed:
+    result = Observed(Outcome.REDIRECTED)
+    result.add_row(
+        "observations",
+        {**base_row, "outcome": Outcome.REDIRECTED, "failure_class": FailureClass.REDIRECT},
+    )
+    update = _schedule(sensor, scheduling.Event.FAILURE, now, policy, rng, FailureClass.REDIRECT)
+    update.update(
+        {
+            "status": SensorStatus.REDIRECTED,
+            "config": {**sensor.config, "redirect_url": fetched.final_url},
+        }
+    )
+    result.sensor_update = update
+    if sensor.status is not SensorStatus.REDIRECTED:
+        result.review.append(
+            ReviewItem(
+                ReviewKind.SENSOR_MIGRATION,
+                sensor.id,
+                sensor.company_id,
+                {"from": sensor.url, "to": fetched.final_url, "reason": "left the sensor's domain"},
+            )
+        )
+    result.summary = f"redirected to {fetched.final_url}"
+    return result

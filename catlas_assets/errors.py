@@ -1,0 +1,17 @@
+"""The one error type users see: a message that names what was wrong, never a traceback."""
+
+
+class CatlasError(Exception):
+    """A problem with input or environment that the user can fix; printed as one line."""
+
+
+class ConfigError(CatlasError):
+    """A setting (environment variable or file) is malformed."""
+
+
+class NotFoundError(CatlasError):
+    """A referenced row (sensor, company, run) does not exist."""
+
+
+class StorageError(CatlasError):
+    """The state store or the lake cannot be reached or written."""

@@ -1,0 +1,95 @@
+"""Companies and their sensors: adding, listing, importing the fixture declarations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from catlas_assets.domain.seeding import seed_sensor
+from catlas_assets.domain.urls import check_url, registrable_domain
+from catlas_assets.domain.vocabulary import DiscoveryMethod, SensorStatus, Surface
+from catlas_assets.errors import CatlasError, NotFoundError
+from catlas_assets.services.runtime import Runtime
+
+
+def add_company(
+    runtime: Runtime, *, name: str, website: str | None, importance: float = 0.5, tier: int = 3
+) -> int:
+    name = name.strip()
+    if not name:
+        raise CatlasError("a company needs a name")
+    if not 0 <= importance <= 1:
+        raise CatlasError(f"importance {importance} is outside 0-1")
+    if tier not in (1, 2, 3, 4):
+        raise CatlasError(f"tier {tier} is not one of 1, 2, 3, 4")
+    domain = registrable_domain(check_url(website)) if website else None
+    return runtime.store.add_company(
+        name=name,
+        website=website,
+        domain=domain,
+        importance=importance,
+        tier=tier,
+        now=runtime.clock.now(),
+    )
+
+
+def resolve_company(runtime: Runtime, ref: str) -> dict[str, Any]:
+    """A company by id or by exact name."""
+    if ref.isdigit():
+        return runtime.store.company(int(ref))
+    company = runtime.store.company_by_name(ref)
+    if company is None:
+        raise NotFoundError(f"no company named {ref!r}")
+    return company
+
+
+def add_sensor(
+    runtime: Runtime,
+    *,
+    company_id: int,
+    surface: str,
+    url: str,
+    connector: str = "generic_html",
+    method: DiscoveryMethod = DiscoveryMethod.MANUAL,
+    confidence: float = 1.0,
+    fetch_now: bool = True,
+) -> int:
+    try:
+        surface_value = Surface(surface)
+    except ValueError:
+        raise CatlasError(
+            f"unknown surface {surface!r}; one of: {', '.join(s.value for s in Surface)}"
+        ) from None
+    url = check_url(url)
+    company = runtime.store.company(company_id)
+    now = runtime.clock.now()
+    settings = runtime.settings
+    seed = seed_sensor(
+        surface=surface_value,
+        connector=connector,
+        company_importance=company["importance"],
+        company_tier=company["tier"],
+        confidence=confidence,
+        min_interval_s=settings.min_interval_s,
+        max_interval_s=settings.max_interval_s,
+        now=now,
+        fetch_now=fetch_now,
+        rng=runtime.rng,
+    )
+    return runtime.store.add_sensor(
+        company_id=company_id,
+        surface=surface_value,
+        url=url,
+        connector=connector,
+        status=SensorStatus.PENDING,
+        tier=seed.tier,
+        base_interval_s=seed.base_interval_s,
+        current_interval_s=seed.base_interval_s,
+        next_run_at=seed.next_run_at,
+        priority=seed.priority,
+        quality_score=seed.quality_score,
+        discovery_confidence=confidence,
+        discovery_method=method,
+        config={},
+        created_at=now,
+        updated_at=now,
+    )

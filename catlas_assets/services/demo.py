@@ -1,0 +1,120 @@
+"""The demo: live through weeks of monitoring the fixture web on the virtual clock."""
+
+from __future__ import annotations
+
+import random
+import shutil
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from catlas_assets.domain.verdict import Tally
+from catlas_assets.domain.vocabulary import RunKind, Stop
+from catlas_assets.services import compaction, demo_seed, sql
+from catlas_assets.services.runs import RunRecorder, RunReport
+from catlas_assets.services.runtime import Runtime
+from catlas_assets.services.tick import SUCCESSES, run_tick
+from catlas_assets.settings import Settings
+from fixture_web import DEFAULT_NOW, FixtureWeb, default_root
+from resources.clock import VirtualClock
+
+MIN_STEP = timedelta(minutes=5)
+DEMO_MARKER = "demo.json"
+
+
+@dataclass
+class DemoResult:
+    reset: bool
+    report: RunReport
+    ticks: int
+    changes: list[dict[str, Any]] = field(default_factory=list)
+    outcomes: dict[str, int] = field(default_factory=dict)
+
+
+def fixtures_dir() -> Path:
+    return default_root().parent
+
+
+def reset_state(state_dir: Path) -> bool:
+    """Remove a previous demo's state; True when there was one."""
+    existed = (state_dir / DEMO_MARKER).exists() or (state_dir / "state.db").exists()
+    for name in ("state.db", "state.db-wal", "state.db-shm", ".last_run.json", DEMO_MARKER):
+        (state_dir / name).unlink(missing_ok=True)
+    shutil.rmtree(state_dir / "lake", ignore_errors=True)
+    state_dir.mkdir(parents=True, exist_ok=True)
+    return existed
+
+
+def run_demo(
+    settings: Settings,
+    *,
+    days: int = 15,
+    on_progress: Callable[[datetime, datetime], None] | None = None,
+) -> DemoResult:
+    state_dir = settings.state_path
+    # The demo's lake lives under the state dir: refuse before resetting anything there.
+    Runtime(settings.with_overrides(database_url="", lake_url="", hosts="")).check_ready()
+    reset = reset_state(state_dir)
+    start = DEFAULT_NOW
+    end = start + timedelta(days=days)
+    with FixtureWeb(now=start) as web:
+        hosts = web.write_hosts_file(state_dir / "fixture-hosts")
+        clock = VirtualClock(start)
+        runtime = Runtime(
+            settings.with_overrides(hosts=str(hosts), database_url="", lake_url=""),
+            clock=clock,
+            rng=random.Random(2026),
+        )
+        try:
+            companies = demo_seed.load_companies(runtime, fixtures_dir() / "companies.csv")
+            demo_seed.load_sensors(runtime, fixtures_dir() / "sensors.toml", companies)
+            recorder = RunRecorder(runtime, RunKind.DAEMON)
+            totals: Counter[str] = Counter()
+            ticks = 0
+            productive = False
+            while True:
+                tick = run_tick(runtime)
+                ticks += 1
+                totals.update(tick.report.counters)
+                productive = productive or any(r.outcome in SUCCESSES for r in tick.runs)
+                now = clock.now()
+                if on_progress is not None:
+                    on_progress(now, end)
+                if now >= end:
+                    break
+                due = runtime.store.next_due_at() or end
+                target = min(end, max(now + MIN_STEP, due))
+                clock.set(target)
+                web.set_now(target)
+            compaction.compact_all(runtime)
+            failed = totals["failed"] + totals["redirected"]
+            report = recorder.finish(
+                stop=Stop.QUEUE_EMPTY,
+                tally=Tally(
+                    succeeded=sum(totals[o.value] for o in SUCCESSES),
+                    failures=failed,
+                    coverage_gaps=failed + totals["skipped"],
+                    productive=productive,
+                ),
+                counters=dict(totals),
+                detail=f"lived {days} simulated days in {ticks} ticks",
+            )
+            (state_dir / DEMO_MARKER).write_text(
+                f'{{"run_id": "{report.run_id}", "days": {days}}}\n'
+            )
+            names = {c["id"]: c["name"] for c in runtime.store.list_companies()}
+            result = sql.query(
+                runtime,
+                "SELECT company_id, surface, kind, summary, detected_at FROM changes "
+                "ORDER BY detected_at, company_id, surface",
+            )
+            changes = [
+                {**dict(zip(result.columns, row, strict=True)), "company": names.get(row[0], "?")}
+                for row in result.rows
+            ]
+            return DemoResult(reset, report, ticks, changes, dict(totals))
+        finally:
+            runtime.close()

@@ -1,0 +1,111 @@
+"""The runtime: settings plus the adapters built from them, shared by the CLI and Dagster."""
+
+from __future__ import annotations
+
+import os
+import random
+import socket
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from catlas_assets.domain import scheduling
+from catlas_assets.domain.observe import Policy
+from catlas_assets.settings import Settings
+from resources.archive import ObjectArchive
+from resources.clock import Clock, clock_for
+from resources.fetcher import FetchConfig, Fetcher
+from resources.lake import Lake
+from resources.resolver import HostMap, Resolver
+from resources.state.store import StateStore
+from resources.storage import Storage
+
+
+def default_worker_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    clock: Clock = field(default=None)  # type: ignore[assignment]
+    worker: str = field(default_factory=default_worker_id)
+    auto_create_schema: bool = True
+    rng: random.Random = field(default_factory=random.Random)
+
+    def __post_init__(self) -> None:
+        if self.clock is None:
+            self.clock = clock_for(self.settings.frozen_now)
+
+    @cached_property
+    def store(self) -> StateStore:
+        return StateStore.open(
+            self.settings.resolved_database_url, auto_create=self.auto_create_schema
+        )
+
+    @cached_property
+    def storage(self) -> Storage:
+        return Storage(self.settings.resolved_lake_url, self.settings.s3_endpoint_url)
+
+    @cached_property
+    def lake(self) -> Lake:
+        return Lake(self.storage)
+
+    @cached_property
+    def archive(self) -> ObjectArchive:
+        return ObjectArchive(self.storage)
+
+    @cached_property
+    def resolver(self) -> Resolver:
+        hosts = self.settings.hosts
+        return Resolver(HostMap.load(hosts) if hosts else None)
+
+    def fetcher(self) -> Fetcher:
+        """A new pooled client; one per worker event loop (httpx clients are loop-bound)."""
+        s = self.settings
+        return Fetcher(
+            FetchConfig(
+                user_agent=f"{s.user_agent} (+{s.contact_url})",
+                connect_timeout_s=s.fetch_connect_timeout_s,
+                read_timeout_s=s.fetch_read_timeout_s,
+                total_timeout_s=s.fetch_total_timeout_s,
+                max_bytes=s.fetch_max_bytes,
+                retries=s.fetch_retries,
+                max_redirects=s.max_redirects,
+                max_connections=max(8, s.fetch_concurrency),
+            ),
+            self.resolver,
+        )
+
+    @cached_property
+    def policy(self) -> Policy:
+        s = self.settings
+        return Policy(
+            limits=scheduling.Limits(
+                min_interval_s=s.min_interval_s,
+                max_interval_s=s.max_interval_s,
+                burst_interval_s=s.burst_interval_s,
+                burst_decay=s.burst_decay,
+                stability_growth=s.stability_growth,
+            ),
+            minor_threshold=s.minor_threshold,
+            meaningful_threshold=s.meaningful_threshold,
+            major_threshold=s.major_threshold,
+            critical_threshold=s.critical_threshold,
+            keep_noise_snapshots=s.keep_noise_snapshots,
+            stale_after_failures=s.stale_after_failures,
+            retire_after_failures=s.retire_after_failures,
+        )
+
+    def check_ready(self) -> None:
+        """Refuse a run up front when its environment cannot carry it to the end.
+
+        Called before a run records anything (a run row, a claim, an object), so that a
+        malformed ``CATLAS_HOSTS`` or an unwritable lake is one error and leaves the state
+        store and the lake as they were, instead of failing halfway through the first fetch.
+        """
+        _ = self.resolver  # parses the host map: ConfigError naming the bad line
+        self.storage.check_writable()  # StorageError naming the lake
+
+    def close(self) -> None:
+        if "store" in self.__dict__:
+            self.store.close()

@@ -1,0 +1,45 @@
+"""Content-addressed object archive: raw bytes, normalized text, blocks and extraction JSON.
+
+A key is the SHA-256 of the uncompressed bytes, so the same content is stored once and an
+object is never rewritten; objects are zstd-compressed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import zstandard
+
+from resources.storage import Storage
+
+# A zstd (de)compressor object is not thread-safe and puts run in worker threads, so each
+# call makes its own (construction costs microseconds).
+LEVEL = 6
+
+
+@dataclass(frozen=True)
+class StoredObject:
+    key: str
+    new_bytes: int  # compressed bytes written now; 0 when the object already existed
+
+
+class ObjectArchive:
+    def __init__(self, storage: Storage) -> None:
+        self.storage = storage
+
+    @staticmethod
+    def key_for(data: bytes) -> str:
+        digest = hashlib.sha256(data).hexdigest()
+        return f"objects/{digest[:2]}/{digest[2:4]}/{digest}.zst"
+
+    def put(self, data: bytes) -> StoredObject:
+        key = self.key_for(data)
+        if self.storage.exists(key):
+            return StoredObject(key, 0)
+        compressed = zstandard.ZstdCompressor(level=LEVEL).compress(data)
+        self.storage.write_atomic(key, compressed)
+        return StoredObject(key, len(compressed))
+
+    def get(self, key: str) -> bytes:
+        return zstandard.ZstdDecompressor().decompress(self.storage.read(key))

@@ -1,0 +1,219 @@
+"""The Parquet lake: append-only tables, Hive-partitioned by UTC date and hour.
+
+Ticks append one file per table and hour (``part-<batch>.parquet``, named after the batch so
+that writing the same batch twice replaces rather than duplicates); hourly compaction
+merges a partition's files into one (``compacted-<digest>.parquet``), keeping one row per id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import posixpath
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from catlas_assets.errors import StorageError
+from resources.lake_tables import TABLES, LakeTable
+from resources.storage import Storage
+
+REPLACES_KEY = b"catlas.replaces"
+
+
+@dataclass(frozen=True)
+class WrittenFile:
+    table: str
+    key: str
+    rows: int
+    bytes: int
+    partition: str  # "date=YYYY-MM-DD/hour=HH"
+
+
+@dataclass(frozen=True)
+class Compaction:
+    table: str
+    partition: str
+    files_before: int
+    rows: int
+    bytes: int
+    duplicates_dropped: int
+
+
+def partition_of(instant: datetime) -> str:
+    utc = instant.astimezone(UTC)
+    return f"date={utc:%Y-%m-%d}/hour={utc:%H}"
+
+
+class Lake:
+    def __init__(self, storage: Storage) -> None:
+        self.storage = storage
+
+    @staticmethod
+    def table(name: str) -> LakeTable:
+        try:
+            return TABLES[name]
+        except KeyError:
+            raise StorageError(f"unknown lake table {name!r}") from None
+
+    # -- writing ------------------------------------------------------------------------
+    def write_rows(
+        self, table_name: str, rows: Iterable[Mapping[str, Any]], batch_id: str
+    ) -> list[WrittenFile]:
+        table = self.table(table_name)
+        by_partition: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+        for row in rows:
+            if row.get(table.time_column) is None:
+                raise StorageError(f"{table.name}: a row has no {table.time_column}")
+            by_partition[partition_of(_as_datetime(row[table.time_column]))].append(row)
+        # Convert every partition before writing any, so a refused batch writes nothing.
+        encoded = [
+            (partition, len(part_rows), _to_parquet(_to_arrow(table, part_rows)))
+            for partition, part_rows in sorted(by_partition.items())
+        ]
+        written = []
+        for partition, count, data in encoded:
+            key = f"{table.name}/{partition}/part-{batch_id}.parquet"
+            self.storage.write_atomic(key, data)
+            written.append(WrittenFile(table.name, key, count, len(data), partition))
+        return written
+
+    # -- reading ------------------------------------------------------------------------
+    def files(self, table_name: str, partition: str | None = None) -> list[str]:
+        where = partition or "date=*/hour=*"
+        return self.storage.glob(f"{self.table(table_name).name}/{where}/*.parquet")
+
+    def partitions(self, table_name: str) -> list[str]:
+        return sorted({posixpath.dirname(k).split("/", 1)[1] for k in self.files(table_name)})
+
+    def read(self, table_name: str, partition: str | None = None) -> pa.Table:
+        table = self.table(table_name)
+        parts = [
+            pq.read_table(io.BytesIO(self.storage.read(k)))
+            for k in self.files(table_name, partition)
+        ]
+        if not parts:
+            return table.schema.empty_table()
+        return pa.concat_tables([p.select(table.schema.names).cast(table.schema) for p in parts])
+
+    # -- compaction ---------------------------------------------------------------------
+    def compact(self, table_name: str, partition: str) -> Compaction:
+        """Merge one hour's files into one, dropping rows whose id was already kept.
+
+        Crash-safe: the compacted file names the files it replaces in its metadata, and a
+        later compaction first deletes any of those that survived an interrupted run.
+        """
+        table = self.table(table_name)
+        keys = self.files(table_name, partition)
+        self._finish_interrupted(keys)
+        keys = self.files(table_name, partition)
+        if len(keys) <= 1:
+            rows = self.read(table_name, partition).num_rows if keys else 0
+            size = self.storage.size(keys[0]) if keys else 0
+            return Compaction(table.name, partition, len(keys), rows, size, 0)
+        merged = self.read(table_name, partition)
+        before = merged.num_rows
+        merged = _dedupe(merged, table).sort_by(
+            [(table.time_column, "ascending"), (table.id_column, "ascending")]
+        )
+        names = [posixpath.basename(k) for k in keys]
+        digest = hashlib.sha256("\n".join(names).encode()).hexdigest()[:16]
+        meta = {REPLACES_KEY: json.dumps(names).encode()}
+        data = _to_parquet(merged.replace_schema_metadata(meta))
+        target = f"{table.name}/{partition}/compacted-{digest}.parquet"
+        self.storage.write_atomic(target, data)
+        self.storage.delete([k for k in keys if k != target])
+        return Compaction(
+            table.name, partition, len(keys), merged.num_rows, len(data), before - merged.num_rows
+        )
+
+    def _finish_interrupted(self, keys: list[str]) -> None:
+        for key in keys:
+            if not posixpath.basename(key).startswith("compacted-"):
+                continue
+            meta = pq.read_schema(io.BytesIO(self.storage.read(key))).metadata or {}
+            replaced = set(json.loads(meta.get(REPLACES_KEY, b"[]")))
+            stale = [k for k in keys if k != key and posixpath.basename(k) in replaced]
+            self.storage.delete(stale)
+
+    # -- DuckDB ---------------------------------------------------------------------------
+    def glob_uri(self, table_name: str) -> str:
+        return self.storage.uri(f"{self.table(table_name).name}/*/*/*.parquet")
+
+    def connect(self) -> duckdb.DuckDBPyConnection:
+        """A DuckDB connection with one view per lake table (the analysts' entry point)."""
+        con = duckdb.connect(
+            ":memory:",
+            config={"autoinstall_known_extensions": False, "autoload_known_extensions": False},
+        )
+        if self.storage.is_s3:
+            # No httpfs offline: DuckDB reads s3:// through the registered fsspec filesystem.
+            con.register_filesystem(self.storage.fs)
+        for name, table in TABLES.items():
+            if self.files(name):
+                con.execute(
+                    f"CREATE VIEW {name} AS SELECT * FROM read_parquet("
+                    f"'{self.glob_uri(name)}', hive_partitioning = true, union_by_name = true, "
+                    "hive_types = {'date': DATE, 'hour': INTEGER})"
+                )
+            else:
+                empty = table.schema.empty_table()  # noqa: F841 - read by name below
+                con.execute(
+                    f"CREATE TABLE {name} AS "
+                    "SELECT *, NULL::DATE AS date, NULL::INTEGER AS hour FROM empty"
+                )
+        return con
+
+
+def _as_datetime(value: Any) -> datetime:
+    """An aware instant; a naive value is UTC (as Arrow stores it), never the machine's zone."""
+    instant = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+    return instant if instant.tzinfo is not None else instant.replace(tzinfo=UTC)
+
+
+def _to_arrow(table: LakeTable, rows: list[Mapping[str, Any]]) -> pa.Table:
+    columns: dict[str, list[Any]] = {name: [] for name in table.schema.names}
+    for row in rows:
+        unknown = set(row) - set(columns)
+        if unknown:
+            raise StorageError(f"{table.name}: unknown column(s) {sorted(unknown)}")
+        for name, values in columns.items():
+            values.append(row.get(name))
+    arrays = []
+    for field in table.schema:
+        values = columns[field.name]
+        if pa.types.is_timestamp(field.type):
+            values = [_as_datetime(v) if v is not None else None for v in values]
+        elif field.type == pa.string():
+            values = [_json_text(v) for v in values]
+        arrays.append(pa.array(values, type=field.type))
+    return pa.Table.from_arrays(arrays, schema=table.schema)
+
+
+def _json_text(value: Any) -> Any:
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return value
+
+
+def _to_parquet(table: pa.Table) -> bytes:
+    sink = io.BytesIO()
+    pq.write_table(table, sink, compression="zstd", row_group_size=1_000_000)
+    return sink.getvalue()
+
+
+def _dedupe(table: pa.Table, spec: LakeTable) -> pa.Table:
+    seen: set[str] = set()
+    keep = []
+    for index, row_id in enumerate(table.column(spec.id_column).to_pylist()):
+        if row_id not in seen:
+            seen.add(row_id)
+            keep.append(index)
+    return table if len(keep) == table.num_rows else table.take(keep)

@@ -1,0 +1,183 @@
+"""The lake's tables: their Parquet schemas, ids and event-time columns (DESIGN.md: Data)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+TS = pa.timestamp("us", tz="UTC")
+JSON_TEXT = pa.string()  # JSON documents are stored as text; DuckDB reads them with ->>
+
+
+@dataclass(frozen=True)
+class LakeTable:
+    name: str
+    schema: pa.Schema
+    id_column: str  # unique per row: compaction keeps one row per id
+    time_column: str  # the event time that places a row in date=/hour=
+
+
+def _schema(*columns: tuple[str, pa.DataType]) -> pa.Schema:
+    return pa.schema([pa.field(name, kind) for name, kind in columns])
+
+
+OBSERVATIONS = LakeTable(
+    "observations",
+    _schema(
+        ("observation_id", pa.string()),
+        ("run_id", pa.string()),
+        ("sensor_id", pa.int64()),
+        ("webpage_id", pa.int64()),
+        ("company_id", pa.int64()),
+        ("surface", pa.string()),
+        ("url", pa.string()),
+        ("final_url", pa.string()),
+        ("fetched_at", TS),
+        ("outcome", pa.string()),
+        ("http_status", pa.int32()),
+        ("not_modified", pa.bool_()),
+        ("changed", pa.bool_()),
+        ("noise", pa.bool_()),
+        ("failure_class", pa.string()),
+        ("elapsed_ms", pa.int32()),
+        ("bytes", pa.int64()),
+        ("etag", pa.string()),
+        ("last_modified", pa.string()),
+        ("content_hash", pa.string()),
+        ("normalized_hash", pa.string()),
+        ("structured_hash", pa.string()),
+        ("object_key", pa.string()),
+        ("text_key", pa.string()),
+        ("blocks_key", pa.string()),
+        ("extractor_version", pa.string()),
+        ("connector", pa.string()),
+        ("requests", pa.int32()),
+    ),
+    "observation_id",
+    "fetched_at",
+)
+
+SNAPSHOTS = LakeTable(
+    "snapshots",
+    _schema(
+        ("snapshot_id", pa.string()),
+        ("run_id", pa.string()),
+        ("sensor_id", pa.int64()),
+        ("company_id", pa.int64()),
+        ("surface", pa.string()),
+        ("version", pa.int32()),
+        ("previous_snapshot_id", pa.string()),
+        ("observation_id", pa.string()),
+        ("captured_at", TS),
+        ("normalized_hash", pa.string()),
+        ("structured_hash", pa.string()),
+        ("simhash", pa.int64()),
+        ("object_key", pa.string()),
+        ("text_key", pa.string()),
+        ("blocks_key", pa.string()),
+        ("extracted", JSON_TEXT),
+        ("extracted_summary", JSON_TEXT),
+        ("extractor_version", pa.string()),
+    ),
+    "snapshot_id",
+    "captured_at",
+)
+
+CHANGES = LakeTable(
+    "changes",
+    _schema(
+        ("change_id", pa.string()),
+        ("run_id", pa.string()),
+        ("sensor_id", pa.int64()),
+        ("company_id", pa.int64()),
+        ("surface", pa.string()),
+        ("snapshot_id", pa.string()),
+        ("previous_snapshot_id", pa.string()),
+        ("detected_at", TS),
+        ("significance", pa.float64()),
+        ("kind", pa.string()),
+        ("status", pa.string()),
+        ("summary", pa.string()),
+        ("structured_delta", JSON_TEXT),
+    ),
+    "change_id",
+    "detected_at",
+)
+
+ENTITY_EVENTS = LakeTable(
+    "entity_events",
+    _schema(
+        ("event_id", pa.string()),
+        ("run_id", pa.string()),
+        ("company_id", pa.int64()),
+        ("sensor_id", pa.int64()),
+        ("entity_type", pa.string()),
+        ("entity_key", pa.string()),
+        ("event", pa.string()),
+        ("observed_at", TS),
+        ("snapshot_id", pa.string()),
+        ("attributes", JSON_TEXT),
+    ),
+    "event_id",
+    "observed_at",
+)
+
+FAILURES = LakeTable(
+    "failures",
+    _schema(
+        ("observation_id", pa.string()),
+        ("run_id", pa.string()),
+        ("sensor_id", pa.int64()),
+        ("webpage_id", pa.int64()),
+        ("company_id", pa.int64()),
+        ("at", TS),
+        ("failure_class", pa.string()),
+        ("http_status", pa.int32()),
+        ("detail", pa.string()),
+    ),
+    "observation_id",
+    "at",
+)
+
+DISCOVERY = LakeTable(
+    "discovery",
+    _schema(
+        ("candidate_id", pa.string()),
+        ("run_id", pa.string()),
+        ("company_id", pa.int64()),
+        ("discovered_at", TS),
+        ("url", pa.string()),
+        ("surface", pa.string()),
+        ("method", pa.string()),
+        ("confidence", pa.float64()),
+        ("verified", pa.bool_()),
+        ("depth", pa.int32()),
+        ("selected", pa.bool_()),
+        ("reason", pa.string()),
+    ),
+    "candidate_id",
+    "discovered_at",
+)
+
+RUN_EVENTS = LakeTable(
+    "run_events",
+    _schema(
+        ("event_id", pa.string()),
+        ("run_id", pa.string()),
+        ("url", pa.string()),
+        ("sensor_id", pa.int64()),
+        ("webpage_id", pa.int64()),
+        ("event", pa.string()),
+        ("transition", pa.string()),
+        ("at", TS),
+        ("detail", pa.string()),
+    ),
+    "event_id",
+    "at",
+)
+
+TABLES: dict[str, LakeTable] = {
+    t.name: t
+    for t in (OBSERVATIONS, SNAPSHOTS, CHANGES, ENTITY_EVENTS, FAILURES, DISCOVERY, RUN_EVENTS)
+}

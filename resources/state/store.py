@@ -1,0 +1,550 @@
+"""The state store adapter: every read and write of operational state goes through here.
+
+One class for SQLite and PostgreSQL. The two differ in one place each, behind a method:
+claims use ``FOR UPDATE SKIP LOCKED`` on PostgreSQL, and on SQLite a ``BEGIN IMMEDIATE``
+transaction that holds the single write lock while it selects and stamps the batch.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import (
+    Connection,
+    Engine,
+    and_,
+    create_engine,
+    delete,
+    event,
+    func,
+    insert,
+    or_,
+    select,
+    update,
+)
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError, IntegrityError, OperationalError
+
+from catlas_assets.domain.models import InboxEntry, ReviewItem
+from catlas_assets.domain.vocabulary import CLAIMABLE_STATUSES, ReviewStatus
+from catlas_assets.errors import CatlasError, NotFoundError, StorageError
+from resources.state import migrate
+from resources.state.schema import (
+    change_inbox,
+    companies,
+    cost_ledger,
+    crawl_runs,
+    lake_outbox,
+    review_queue,
+    sensors,
+    settings_kv,
+)
+
+Row = dict[str, Any]
+
+
+# user:password@ in a URL that make_url cannot parse (so it cannot hide the password).
+_URL_PASSWORD = re.compile(r"(://[^:/@]*:)[^@]*@")
+
+
+def _redacted(url: str) -> str:
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except (ArgumentError, ValueError):  # a malformed port is a ValueError
+        return _URL_PASSWORD.sub(r"\1***@", url)
+
+
+def create_state_engine(url: str) -> Engine:
+    try:
+        parsed = make_url(url)
+    except (ArgumentError, ValueError):
+        raise StorageError(
+            f"CATLAS_DATABASE_URL={_redacted(url)!r} is not a database URL"
+        ) from None
+    try:
+        return _create_engine(url, parsed)
+    except ArgumentError as exc:  # e.g. an unknown driver (NoSuchModuleError)
+        raise StorageError(f"CATLAS_DATABASE_URL={_redacted(url)!r}: {exc}") from None
+
+
+def _create_engine(url: str, parsed: URL) -> Engine:
+    if parsed.get_backend_name() == "sqlite":
+        database = parsed.database or ""
+        if database and database != ":memory:":
+            Path(database).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, connect_args={"timeout": 30})
+
+        @event.listens_for(engine, "connect")
+        def _sqlite_setup(dbapi_connection: Any, _record: Any) -> None:
+            # Let SQLAlchemy emit BEGIN itself (pysqlite's implicit transactions are off),
+            # so that claims can open their transaction with BEGIN IMMEDIATE.
+            dbapi_connection.isolation_level = None
+            cursor = dbapi_connection.cursor()
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.execute("PRAGMA busy_timeout=30000")
+            cursor.close()
+
+        @event.listens_for(engine, "begin")
+        def _sqlite_begin(conn: Connection) -> None:
+            mode = conn.info.pop("begin_mode", "")
+            conn.exec_driver_sql(f"BEGIN {mode}".strip())
+
+        return engine
+    if parsed.get_backend_name() == "postgresql":
+        return create_engine(url, pool_pre_ping=True)
+    raise StorageError(f"CATLAS_DATABASE_URL: unsupported database {parsed.get_backend_name()!r}")
+
+
+class StateStore:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.is_postgres = engine.dialect.name == "postgresql"
+
+    @classmethod
+    def open(cls, url: str, *, auto_create: bool = True) -> StateStore:
+        engine = create_state_engine(url)
+        try:
+            migrate.ensure_current(engine, auto_create=auto_create)
+        except OperationalError as exc:
+            first = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
+            raise StorageError(
+                f"cannot reach the state database {_redacted(url)}: {first}"
+            ) from None
+        return cls(engine)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # -- transactions ---------------------------------------------------------------------
+    @contextmanager
+    def transaction(self, *, write_lock: bool = False) -> Iterator[Connection]:
+        with self.engine.connect() as conn:
+            if write_lock and not self.is_postgres:
+                conn.info["begin_mode"] = "IMMEDIATE"
+            with conn.begin():
+                yield conn
+
+    # -- companies ----------------------------------------------------------------------
+    def add_company(
+        self,
+        *,
+        name: str,
+        website: str | None,
+        domain: str | None,
+        importance: float,
+        tier: int,
+        now: datetime,
+    ) -> int:
+        try:
+            with self.transaction() as conn:
+                result = conn.execute(
+                    insert(companies).values(
+                        name=name,
+                        website=website,
+                        domain=domain,
+                        importance=importance,
+                        tier=tier,
+                        onboarding_status="pending",
+                        stats={},
+                        source_meta={},
+                        created_at=now,
+                        updated_at=now,
+                    )
+                )
+                return int(result.inserted_primary_key[0])
+        except IntegrityError as exc:
+            if not _is_duplicate(exc):
+                raise  # a CHECK or foreign-key refusal is not a duplicate
+            raise CatlasError(f"company {name!r} already exists") from None
+
+    def company_by_name(self, name: str) -> Row | None:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(companies).where(companies.c.name == name)).mappings().first()
+            return dict(row) if row else None
+
+    def company(self, company_id: int) -> Row:
+        with self.engine.connect() as conn:
+            row = (
+                conn.execute(select(companies).where(companies.c.id == company_id))
+                .mappings()
+                .first()
+            )
+        if row is None:
+            raise NotFoundError(f"no company with id {company_id}")
+        return dict(row)
+
+    def list_companies(self) -> list[Row]:
+        counts = (
+            select(sensors.c.company_id, func.count().label("sensors"))
+            .group_by(sensors.c.company_id)
+            .subquery()
+        )
+        query = (
+            select(companies, func.coalesce(counts.c.sensors, 0).label("sensors"))
+            .outerjoin(counts, counts.c.company_id == companies.c.id)
+            .order_by(companies.c.id)
+        )
+        with self.engine.connect() as conn:
+            return [dict(r) for r in conn.execute(query).mappings()]
+
+    def update_company(self, company_id: int, **values: Any) -> None:
+        with self.transaction() as conn:
+            conn.execute(update(companies).where(companies.c.id == company_id).values(**values))
+
+    # -- sensors ------------------------------------------------------------------------
+    def add_sensor(self, **values: Any) -> int:
+        try:
+            with self.transaction() as conn:
+                result = conn.execute(insert(sensors).values(**values))
+                return int(result.inserted_primary_key[0])
+        except IntegrityError as exc:
+            if not _is_duplicate(exc):
+                raise  # a CHECK or foreign-key refusal is not a duplicate
+            raise CatlasError(
+                f"company {values['company_id']} already has a {values['surface']} sensor on {values['url']}"
+            ) from None
+
+    def sensor(self, sensor_id: int) -> Row:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(sensors).where(sensors.c.id == sensor_id)).mappings().first()
+        if row is None:
+            raise NotFoundError(f"no sensor with id {sensor_id}")
+        return dict(row)
+
+    def list_sensors(
+        self,
+        *,
+        company_id: int | None = None,
+        status: str | None = None,
+        surface: str | None = None,
+    ) -> list[Row]:
+        query = select(sensors, companies.c.name.label("company")).join(
+            companies, companies.c.id == sensors.c.company_id
+        )
+        if company_id is not None:
+            query = query.where(sensors.c.company_id == company_id)
+        if status:
+            query = query.where(sensors.c.status == status)
+        if surface:
+            query = query.where(sensors.c.surface == surface)
+        with self.engine.connect() as conn:
+            return [dict(r) for r in conn.execute(query.order_by(sensors.c.id)).mappings()]
+
+    def claim_due(
+        self, *, now: datetime, worker: str, limit: int, claim_timeout_s: int
+    ) -> list[Row]:
+        """Claim up to ``limit`` due sensors for ``worker``; another worker never gets the same."""
+        stale_claim = now - timedelta(seconds=claim_timeout_s)
+        due = (
+            select(sensors.c.id)
+            .where(
+                sensors.c.status.in_([s.value for s in CLAIMABLE_STATUSES]),
+                sensors.c.next_run_at <= now,
+                or_(sensors.c.claimed_at.is_(None), sensors.c.claimed_at < stale_claim),
+            )
+            .order_by(sensors.c.priority.desc(), sensors.c.next_run_at, sensors.c.id)
+            .limit(limit)
+        )
+        if self.is_postgres:
+            due = due.with_for_update(skip_locked=True)
+        with self.transaction(write_lock=True) as conn:
+            ids = [r[0] for r in conn.execute(due)]
+            if not ids:
+                return []
+            conn.execute(
+                update(sensors)
+                .where(sensors.c.id.in_(ids))
+                .values(claimed_at=now, claimed_by=worker)
+            )
+            rows = conn.execute(select(sensors).where(sensors.c.id.in_(ids))).mappings()
+            by_id = {r["id"]: dict(r) for r in rows}
+        return [by_id[i] for i in ids]
+
+    def claim_sensor(
+        self, sensor_id: int, *, now: datetime, worker: str, claim_timeout_s: int
+    ) -> Row:
+        """Claim one sensor by id whatever its schedule (``run-sensor``); refuse if another holds it."""
+        stale_claim = now - timedelta(seconds=claim_timeout_s)
+        with self.transaction(write_lock=True) as conn:
+            query = select(sensors).where(sensors.c.id == sensor_id)
+            if self.is_postgres:
+                query = query.with_for_update()
+            row = conn.execute(query).mappings().first()
+            if row is None:
+                raise NotFoundError(f"no sensor with id {sensor_id}")
+            if (
+                row["claimed_at"] is not None
+                and row["claimed_at"] >= stale_claim
+                and row["claimed_by"] != worker
+            ):
+                raise CatlasError(
+                    f"sensor {sensor_id} is being run by {row['claimed_by']} right now"
+                )
+            conn.execute(
+                update(sensors)
+                .where(sensors.c.id == sensor_id)
+                .values(claimed_at=now, claimed_by=worker)
+            )
+            return {**dict(row), "claimed_at": now, "claimed_by": worker}
+
+    def next_due_at(self) -> datetime | None:
+        """When the earliest claimable sensor falls due (None when there is none)."""
+        query = select(func.min(sensors.c.next_run_at)).where(
+            sensors.c.status.in_([s.value for s in CLAIMABLE_STATUSES])
+        )
+        with self.engine.connect() as conn:
+            return conn.execute(query).scalar()  # min() keeps the column's UTC type
+
+    def release_claims(self, sensor_ids: Sequence[int], worker: str) -> int:
+        if not sensor_ids:
+            return 0
+        with self.transaction() as conn:
+            result = conn.execute(
+                update(sensors)
+                .where(sensors.c.id.in_(list(sensor_ids)), sensors.c.claimed_by == worker)
+                .values(claimed_at=None, claimed_by=None)
+            )
+            return result.rowcount
+
+    def commit_sensor_run(
+        self,
+        *,
+        sensor_id: int,
+        worker: str,
+        sensor_update: Mapping[str, Any],
+        run_id: str,
+        lake_rows: Mapping[str, list[Row]],
+        inbox: Iterable[InboxEntry],
+        review: Iterable[ReviewItem],
+        ledger: tuple[str, int | None, str, int, int] | None,
+        now: datetime,
+    ) -> bool:
+        """Apply one sensor run in one transaction: state, outbox rows, inbox, review, costs.
+
+        Returns False (and writes nothing) when the claim was lost to another worker
+        after it timed out, so a slow worker can never overwrite a newer run's state.
+        """
+        with self.transaction() as conn:
+            result = conn.execute(
+                update(sensors)
+                .where(sensors.c.id == sensor_id, sensors.c.claimed_by == worker)
+                .values(**sensor_update)
+            )
+            if result.rowcount != 1:
+                conn.rollback()
+                return False
+            if lake_rows:
+                conn.execute(
+                    insert(lake_outbox).values(
+                        run_id=run_id, payload=_jsonable(lake_rows), created_at=now
+                    )
+                )
+            for entry in inbox:
+                conn.execute(
+                    insert(change_inbox).values(
+                        change_id=entry.change_id,
+                        sensor_id=entry.sensor_id,
+                        company_id=entry.company_id,
+                        surface=entry.surface,
+                        kind=entry.kind,
+                        significance=entry.significance,
+                        summary=entry.summary,
+                        detected_at=entry.detected_at,
+                        status="pending",
+                    )
+                )
+            for item in review:
+                self._open_review(conn, item, now)
+            if ledger is not None:
+                self._charge(conn, *ledger)
+        return True
+
+    def _open_review(self, conn: Connection, item: ReviewItem, now: datetime) -> None:
+        existing = conn.execute(
+            select(review_queue.c.id).where(
+                review_queue.c.kind == item.kind,
+                review_queue.c.sensor_id == item.sensor_id,
+                review_queue.c.status == ReviewStatus.OPEN,
+            )
+        ).first()
+        if existing is None:  # one open item per sensor and kind
+            conn.execute(
+                insert(review_queue).values(
+                    kind=item.kind,
+                    status=ReviewStatus.OPEN,
+                    sensor_id=item.sensor_id,
+                    company_id=item.company_id,
+                    detail=_jsonable(item.detail),
+                    created_at=now,
+                )
+            )
+
+    def _charge(
+        self,
+        conn: Connection,
+        day: str,
+        company_id: int | None,
+        connector: str,
+        units: int,
+        stored: int,
+    ) -> None:
+        where = and_(
+            cost_ledger.c.day == day,
+            cost_ledger.c.company_id == company_id,
+            cost_ledger.c.connector == connector,
+        )
+        result = conn.execute(
+            update(cost_ledger)
+            .where(where)
+            .values(
+                fetch_units=cost_ledger.c.fetch_units + units,
+                bytes_stored=cost_ledger.c.bytes_stored + stored,
+            )
+        )
+        if result.rowcount == 0:
+            conn.execute(
+                insert(cost_ledger).values(
+                    day=day,
+                    company_id=company_id,
+                    connector=connector,
+                    fetch_units=units,
+                    bytes_stored=stored,
+                )
+            )
+
+    # -- review queue and inbox -----------------------------------------------------------
+    def list_review(self, *, kind: str | None = None, status: str | None = "open") -> list[Row]:
+        query = select(review_queue).order_by(review_queue.c.id)
+        if kind:
+            query = query.where(review_queue.c.kind == kind)
+        if status:
+            query = query.where(review_queue.c.status == status)
+        with self.engine.connect() as conn:
+            return [dict(r) for r in conn.execute(query).mappings()]
+
+    def list_inbox(self, *, status: str | None = None) -> list[Row]:
+        query = select(change_inbox).order_by(change_inbox.c.detected_at, change_inbox.c.change_id)
+        if status:
+            query = query.where(change_inbox.c.status == status)
+        with self.engine.connect() as conn:
+            return [dict(r) for r in conn.execute(query).mappings()]
+
+    # -- runs -----------------------------------------------------------------------------
+    def start_run(
+        self,
+        *,
+        run_id: str,
+        kind: str,
+        worker: str,
+        now: datetime,
+        launcher: str = "local",
+        launch_handle: str | None = None,
+    ) -> None:
+        with self.transaction() as conn:
+            conn.execute(
+                insert(crawl_runs).values(
+                    id=run_id,
+                    kind=kind,
+                    worker=worker,
+                    started_at=now,
+                    counters={},
+                    launcher=launcher,
+                    launch_handle=launch_handle,
+                )
+            )
+
+    def finish_run(self, run_id: str, **values: Any) -> None:
+        with self.transaction() as conn:
+            conn.execute(update(crawl_runs).where(crawl_runs.c.id == run_id).values(**values))
+
+    def last_run(self, kind: str, *, before: str | None = None) -> Row | None:
+        query = select(crawl_runs).where(
+            crawl_runs.c.kind == kind, crawl_runs.c.completed_at.is_not(None)
+        )
+        if before:
+            query = query.where(crawl_runs.c.id < before)
+        with self.engine.connect() as conn:
+            row = conn.execute(query.order_by(crawl_runs.c.id.desc()).limit(1)).mappings().first()
+            return dict(row) if row else None
+
+    def runs(self, *, limit: int = 20, kind: str | None = None) -> list[Row]:
+        query = select(crawl_runs).order_by(crawl_runs.c.id.desc()).limit(limit)
+        if kind:
+            query = query.where(crawl_runs.c.kind == kind)
+        with self.engine.connect() as conn:
+            return [dict(r) for r in conn.execute(query).mappings()]
+
+    # -- lake outbox ----------------------------------------------------------------------
+    def take_outbox(
+        self, flush_id: str, *, run_id: str | None = None
+    ) -> list[tuple[str, list[Row]]]:
+        """Stamp unflushed outbox rows with ``flush_id``; return every stamped group.
+
+        Groups stamped by a flusher that died are returned too (with their old flush id),
+        so they are written under the same file name again: a replace, not a duplicate.
+        """
+        with self.transaction(write_lock=True) as conn:
+            pending = update(lake_outbox).where(lake_outbox.c.flush_id.is_(None))
+            if run_id is not None:
+                pending = pending.where(lake_outbox.c.run_id == run_id)
+            conn.execute(pending.values(flush_id=flush_id))
+            rows = conn.execute(
+                select(lake_outbox.c.flush_id, lake_outbox.c.payload)
+                .where(lake_outbox.c.flush_id.is_not(None))
+                .order_by(lake_outbox.c.id)
+            ).all()
+        groups: dict[str, list[Row]] = {}
+        for group_id, payload in rows:
+            groups.setdefault(group_id, []).append(payload)
+        return list(groups.items())
+
+    def drop_outbox(self, flush_id: str) -> None:
+        with self.transaction() as conn:
+            conn.execute(delete(lake_outbox).where(lake_outbox.c.flush_id == flush_id))
+
+    def outbox_size(self) -> int:
+        with self.engine.connect() as conn:
+            return int(conn.execute(select(func.count()).select_from(lake_outbox)).scalar_one())
+
+    # -- key/value ------------------------------------------------------------------------
+    def put_kv(self, key: str, value: Any, now: datetime) -> None:
+        with self.transaction() as conn:
+            result = conn.execute(
+                update(settings_kv)
+                .where(settings_kv.c.key == key)
+                .values(value=value, updated_at=now)
+            )
+            if result.rowcount == 0:
+                conn.execute(insert(settings_kv).values(key=key, value=value, updated_at=now))
+
+    def get_kv(self, key: str) -> Any:
+        with self.engine.connect() as conn:
+            return conn.execute(
+                select(settings_kv.c.value).where(settings_kv.c.key == key)
+            ).scalar()
+
+
+def _is_duplicate(exc: IntegrityError) -> bool:
+    """A unique-key violation (PostgreSQL SQLSTATE 23505, SQLite's UNIQUE message)."""
+    orig = exc.orig
+    return getattr(orig, "sqlstate", None) == "23505" or "UNIQUE constraint failed" in str(orig)
+
+
+def _jsonable(value: Any) -> Any:
+    """Round-trip through JSON so datetimes and enums land as ISO strings and plain values."""
+    return json.loads(json.dumps(value, default=_default))
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    raise TypeError(f"cannot store {type(value).__name__} as JSON")

@@ -1,0 +1,94 @@
+"""One file interface over a local folder or an S3 prefix (fsspec underneath).
+
+Writes are atomic: a local file is written beside its target and renamed into place; an S3
+object is one PUT. A reader therefore never sees half a file on either backend.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+import fsspec
+from fsspec.implementations.local import LocalFileSystem
+
+from catlas_assets.errors import StorageError
+
+
+class Storage:
+    def __init__(self, url: str, s3_endpoint_url: str = "") -> None:
+        self.url = url.rstrip("/") or url
+        self.is_s3 = url.startswith("s3://")
+        if self.is_s3:
+            options: dict[str, Any] = {"use_listings_cache": False}
+            if s3_endpoint_url:
+                options["client_kwargs"] = {"endpoint_url": s3_endpoint_url}
+            self.fs = fsspec.filesystem("s3", **options)
+            self.root = self.url.removeprefix("s3://").rstrip("/")
+        elif "://" in url and not url.startswith("file://"):
+            raise StorageError(f"lake URL {url!r}: only a local folder or s3://bucket/prefix")
+        else:
+            self.fs = LocalFileSystem()
+            self.root = str(Path(url.removeprefix("file://")).resolve())
+
+    def uri(self, key: str) -> str:
+        """The path DuckDB and analysts use for a key (s3://... or an absolute path)."""
+        path = f"{self.root}/{key}"
+        return f"s3://{path}" if self.is_s3 else path
+
+    def _path(self, key: str) -> str:
+        return f"{self.root}/{key}"
+
+    def check_writable(self) -> None:
+        probe = f"_probe/{secrets.token_hex(4)}"
+        try:
+            self.write_atomic(probe, b"ok")
+            self.delete([probe])
+        except (OSError, StorageError) as exc:
+            raise StorageError(f"cannot write to the lake at {self.url}: {exc}") from None
+        except Exception as exc:  # botocore raises its own hierarchy
+            raise StorageError(f"cannot write to the lake at {self.url}: {exc}") from None
+
+    def write_atomic(self, key: str, data: bytes) -> None:
+        path = self._path(key)
+        if self.is_s3:
+            self.fs.pipe_file(path, data)
+            return
+        directory = os.path.dirname(path)
+        os.makedirs(directory, exist_ok=True)
+        tmp = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(4)}.tmp")
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+
+    def read(self, key: str) -> bytes:
+        data = self.fs.cat_file(self._path(key))
+        assert isinstance(data, bytes)
+        return data
+
+    def exists(self, key: str) -> bool:
+        return bool(self.fs.exists(self._path(key)))
+
+    def glob(self, pattern: str) -> list[str]:
+        """Keys (relative to the root) matching a glob; temp files and S3 folder markers skipped."""
+        prefix = self.root + "/"
+        keys = []
+        for path in self.fs.glob(self._path(pattern)):
+            key = str(path).removeprefix(prefix)
+            if os.path.basename(key).startswith(".") or key.endswith("/"):
+                continue
+            keys.append(key)
+        return sorted(keys)
+
+    def size(self, key: str) -> int:
+        return int(self.fs.size(self._path(key)))
+
+    def delete(self, keys: list[str]) -> None:
+        for key in keys:
+            with contextlib.suppress(FileNotFoundError):
+                self.fs.rm_file(self._path(key))

@@ -1,0 +1,46 @@
+"""Jobs: the crawl tick (the same service `catlas schedule --once` runs) and compaction."""
+
+import dagster as dg
+
+from catlas_assets.domain.vocabulary import RunOutcome
+from catlas_assets.lake_assets import history_assets
+from catlas_assets.partitions import hourly_partitions
+from catlas_assets.runtime_resource import CatlasRuntime
+from catlas_assets.services.tick import run_tick
+
+
+@dg.op(description="Claim the due sensors, run them, and record one verdict.")
+def crawl_tick_op(context: dg.OpExecutionContext, catlas: CatlasRuntime) -> dg.Output[str]:
+    runtime = catlas.build()
+    try:
+        result = run_tick(runtime, launch_handle=context.run_id)
+    finally:
+        runtime.close()
+    report = result.report
+    metadata = {
+        "catlas_run_id": report.run_id,
+        "stop": report.stop.value,
+        "outcome": report.outcome.value,
+        "detail": report.detail,
+        "coverage_gaps": report.coverage_gaps,
+        "empty_streak": report.empty_streak,
+        **{name: dg.MetadataValue.int(value) for name, value in report.counters.items()},
+    }
+    # The Dagster run fails exactly when the catlas verdict is failed.
+    if report.outcome is RunOutcome.FAILED:
+        raise dg.Failure(description=report.summary_line, metadata=metadata)
+    context.log.info(report.summary_line)
+    return dg.Output(report.run_id, metadata=metadata)
+
+
+@dg.job(description="One scheduler tick: fetch every due sensor.", tags={"catlas/kind": "tick"})
+def crawl_tick() -> None:
+    crawl_tick_op()
+
+
+compaction_job = dg.define_asset_job(
+    "compact_lake",
+    selection=dg.AssetSelection.assets(*history_assets),
+    partitions_def=hourly_partitions,
+    description="Compact one hour of the history tables (and run their checks).",
+)

@@ -1,0 +1,176 @@
+"""The planted timeline: each change appears on its day, and nothing else changes."""
+
+from __future__ import annotations
+
+import tomllib
+
+import pytest
+
+from fixture_web import FixtureWeb, default_root
+
+NORTHWIND = "northwind-robotics.com"
+BLUEFIN = "bluefin-analytics.io"
+STATUS = "status.bluefin-analytics.io"
+ORBIT = "orbitpay.com"
+LAST_DAY = 16
+
+
+def changes() -> list[dict]:
+    return tomllib.loads((default_root() / "timeline.toml").read_text())["change"]
+
+
+def test_northwind_careers_gains_two_roles_on_day_3(client) -> None:
+    before = client.on_day(2, NORTHWIND, "/careers").text
+    after = client.on_day(3, NORTHWIND, "/careers").text
+    for title in ("Staff Robotics Engineer", "Field Service Technician"):
+        assert title not in before
+        assert f'<h3 class="job-title">{title}</h3>' in after
+    assert "Berlin, Germany" in after
+    assert after.count('<li class="job"') == before.count('<li class="job"') + 2
+
+
+def test_northwind_careers_drops_junior_qa_analyst_on_day_8(client) -> None:
+    assert "Junior QA Analyst" in client.on_day(7, NORTHWIND, "/careers").text
+    day8 = client.on_day(8, NORTHWIND, "/careers").text
+    assert "Junior QA Analyst" not in day8
+    assert "Staff Robotics Engineer" in day8
+
+
+def test_northwind_pro_plan_goes_from_49_to_59_on_day_6(client) -> None:
+    day5 = client.on_day(5, NORTHWIND, "/pricing").text
+    day6 = client.on_day(6, NORTHWIND, "/pricing").text
+    assert '<span class="amount">$49</span>' in day5
+    assert '<span class="amount">$59</span>' in day6 and "$49" not in day6
+    for text in (day5, day6):
+        assert '<span class="amount">$19</span>' in text and "Contact us" in text
+
+
+def test_northwind_blog_post_and_its_page_appear_on_day_11(client) -> None:
+    assert "Northwind Dock" not in client.on_day(10, NORTHWIND, "/blog").text
+    assert client.get(NORTHWIND, "/blog/introducing-northwind-dock").status_code == 404
+    day11 = client.on_day(11, NORTHWIND, "/blog").text
+    assert '<time datetime="2026-01-16">' in day11 and "Northwind Dock" in day11
+    assert client.get(NORTHWIND, "/blog/introducing-northwind-dock").status_code == 200
+
+
+def test_bluefin_careers_moves_with_a_301_on_day_5(client) -> None:
+    day4 = client.on_day(4, BLUEFIN, "/careers")
+    assert day4.status_code == 200
+    assert client.get(BLUEFIN, "/company/careers").status_code == 404
+    day5 = client.on_day(5, BLUEFIN, "/careers")
+    assert day5.status_code == 301
+    assert day5.headers["location"] == "/company/careers"
+    moved = client.get(BLUEFIN, "/company/careers")
+    assert moved.status_code == 200
+
+    def roles(html: str) -> list[str]:
+        return [line.strip() for line in html.splitlines() if '<td class="role">' in line]
+
+    assert roles(moved.text) == roles(day4.text) and len(roles(day4.text)) == 4
+
+
+def test_bluefin_company_careers_adds_a_role_on_day_10(client) -> None:
+    assert "Machine Learning Engineer" not in client.on_day(9, BLUEFIN, "/company/careers").text
+    assert "Machine Learning Engineer" in client.on_day(10, BLUEFIN, "/company/careers").text
+    assert client.get(BLUEFIN, "/careers").status_code == 301
+
+
+def test_bluefin_newsroom_gets_a_press_release_on_day_9(client) -> None:
+    assert "Snowline" not in client.on_day(8, BLUEFIN, "/news").text
+    assert "Snowline" in client.on_day(9, BLUEFIN, "/news").text
+    assert client.get(BLUEFIN, "/news/snowline-partnership").status_code == 200
+
+
+def test_status_summary_has_the_statuspage_shape(client) -> None:
+    summary = client.get(STATUS, "/api/v2/summary.json").json()
+    assert set(summary) == {"page", "components", "incidents", "scheduled_maintenances", "status"}
+    assert {"id", "name", "url", "time_zone", "updated_at"} <= set(summary["page"])
+    assert summary["status"] == {"indicator": "none", "description": "All Systems Operational"}
+    assert summary["incidents"] == [] and summary["scheduled_maintenances"] == []
+    assert {c["status"] for c in summary["components"]} == {"operational"}
+
+
+def test_status_incident_on_day_7_resolved_on_day_8(client) -> None:
+    day7 = client.on_day(7, STATUS, "/api/v2/summary.json").json()
+    assert day7["status"]["indicator"] == "major"
+    [incident] = day7["incidents"]
+    assert incident["name"] == "API latency" and incident["impact"] == "major"
+    statuses = {c["name"]: c["status"] for c in day7["components"]}
+    assert statuses["API"] == "major_outage"
+    assert set(statuses.values()) <= {
+        "operational",
+        "degraded_performance",
+        "partial_outage",
+        "major_outage",
+    }
+
+    day8 = client.on_day(8, STATUS, "/api/v2/summary.json").json()
+    assert day8["status"] == {"indicator": "none", "description": "All Systems Operational"}
+    assert day8["incidents"] == []
+    assert {c["status"] for c in day8["components"]} == {"operational"}
+
+
+def test_orbit_pricing_adds_scale_between_growth_and_enterprise_on_day_10(client) -> None:
+    assert 'data-plan="scale"' not in client.on_day(9, ORBIT, "/pricing").text
+    day10 = client.on_day(10, ORBIT, "/pricing").text
+    order = [day10.index(f'data-plan="{plan}"') for plan in ("starter", "growth", "scale")]
+    order.append(day10.index('data-plan="enterprise"'))
+    assert order == sorted(order)
+
+
+def test_orbit_docs_return_404_from_day_12(client) -> None:
+    assert client.on_day(11, ORBIT, "/docs").status_code == 200
+    assert client.on_day(12, ORBIT, "/docs").status_code == 404
+    assert client.on_day(20, ORBIT, "/docs").status_code == 404
+    assert client.get(ORBIT, "/blog").status_code == 200
+
+
+@pytest.mark.parametrize("change", changes(), ids=lambda c: f"d{c['day']}-{c['host']}{c['path']}")
+def test_every_planted_change_is_served_on_its_day(client, change) -> None:
+    host, path, day = change["host"], change["path"], change["day"]
+    before = client.on_day(day - 1, host, path)
+    after = client.on_day(day, host, path)
+    assert before.status_code == 200
+    if change["expect"] == "change":
+        assert after.status_code == 200 and after.content != before.content
+    elif change["expect"] == "redirect":
+        assert after.status_code in (301, 302, 307, 308)
+        assert after.headers["location"] == change["location"]
+    else:
+        assert change["expect"] == "removed"
+        assert after.status_code in (404, 410)
+
+
+def _every_url(web: FixtureWeb) -> list[tuple[str, str]]:
+    urls = set()
+    for host in web.hosts:
+        site = web.site(host)
+        urls.update((host, page.url_path) for page in site.pages.values())
+        urls.update((host, route.path.rstrip("*") or "/") for route in site.routes)
+    return sorted(urls)
+
+
+def test_nothing_changes_except_what_the_timeline_plants(client, web: FixtureWeb) -> None:
+    planted = {(c["host"], c["path"], c["day"]) for c in changes()}
+    planted_days = {(c["host"], c["day"]) for c in changes()}
+    urls = _every_url(web)
+    assert len(urls) > 25
+
+    def answer(host: str, path: str) -> tuple[int, bytes]:
+        response = client.get(host, path)
+        return response.status_code, response.content
+
+    web.set_day(0)
+    previous = {url: answer(*url) for url in urls}
+    unplanned = []
+    for day in range(1, LAST_DAY + 1):
+        web.set_day(day)
+        for host, path in urls:
+            now = answer(host, path)
+            was = previous[host, path]
+            # A new page linked from a planted change (a post, a moved page) may appear that day.
+            appears = was[0] == 404 and now[0] == 200 and (host, day) in planted_days
+            if now != was and (host, path, day) not in planted and not appears:
+                unplanned.append((day, host, path, was[0], now[0]))
+            previous[host, path] = now
+    assert unplanned == []

@@ -42,7 +42,8 @@ def run_tick(
     runs = (
         asyncio.run(_run_all(runtime, claimed, recorder.run_id, on_sensor_done)) if claimed else []
     )
-    lake_sync.flush(runtime, run_id=recorder.run_id)
+    # Unscoped: rows a crashed worker committed but never flushed go out with ours.
+    lake_sync.flush(runtime)
     counters = count(runs, claimed=len(claimed))
     failed = counters["failed"] + counters["redirected"]
     tally = Tally(

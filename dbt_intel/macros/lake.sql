@@ -1,0 +1,72 @@
+{#-
+  Reading the catlas lake: Parquet files Hive-partitioned as <table>/date=YYYY-MM-DD/hour=HH/.
+
+  Nothing here touches the lake while dbt parses; paths are resolved when a model runs, so
+  CATLAS_LAKE_URL can change between `dbt parse` and `dbt build`.
+-#}
+
+{% macro lake_root() -%}
+  {#- The lake URL: --vars lake_url, else CATLAS_LAKE_URL, else the local default. -#}
+  {%- set url = var('lake_url', none) or env_var('CATLAS_LAKE_URL', '.catlas/lake') -%}
+  {%- set url = url | trim -%}
+  {%- if url.startswith('file://') -%}
+    {%- set url = url[7:] -%}
+  {%- endif -%}
+  {{- return(url.rstrip('/') or '/') -}}
+{%- endmacro %}
+
+
+{% macro lake_glob(name) -%}
+  {{- return(lake_root() ~ '/' ~ name ~ '/*/*/*.parquet') -}}
+{%- endmacro %}
+
+
+{% macro lake_table(name) -%}
+  {#-
+    A FROM-clause expression reading every file of one lake table.
+
+    The source() call only records lineage (the model depends on source lake.<name>); the
+    relation it returns is not used. At run time a table with no files yet reads as an empty,
+    typed relation built from the source's declared columns, because DuckDB refuses a
+    read_parquet glob that matches nothing. A view built that way stays empty until the
+    next `dbt run`/`dbt build`; once built over real files, it sees new files at query time.
+  -#}
+  {%- do source('lake', name) -%}
+  {%- set pattern = lake_glob(name) -%}
+  {%- if execute and not lake_has_files(pattern) -%}
+    {{- return(lake_empty_table(name)) -}}
+  {%- endif -%}
+  {{- return(
+      "read_parquet(" ~ lake_quote(pattern) ~ ", hive_partitioning = true, union_by_name = true)"
+  ) -}}
+{%- endmacro %}
+
+
+{% macro lake_quote(text) -%}
+  {{- return("'" ~ text | replace("'", "''") ~ "'") -}}
+{%- endmacro %}
+
+
+{% macro lake_has_files(pattern) -%}
+  {%- set result = run_query('select count(*) from glob(' ~ lake_quote(pattern) ~ ')') -%}
+  {{- return(result.columns[0].values()[0] > 0) -}}
+{%- endmacro %}
+
+
+{% macro lake_empty_table(name) -%}
+  {%- set matches = graph.sources.values()
+        | selectattr('source_name', 'equalto', 'lake')
+        | selectattr('name', 'equalto', name)
+        | list -%}
+  {%- if matches | length != 1 -%}
+    {{- exceptions.raise_compiler_error('lake table ' ~ name ~ ' is not declared in source lake') -}}
+  {%- endif -%}
+  {%- set columns = [] -%}
+  {%- for column in matches[0].columns.values() -%}
+    {%- if not column.data_type -%}
+      {{- exceptions.raise_compiler_error('source lake.' ~ name ~ '.' ~ column.name ~ ' has no data_type') -}}
+    {%- endif -%}
+    {%- do columns.append('cast(null as ' ~ column.data_type ~ ') as ' ~ adapter.quote(column.name)) -%}
+  {%- endfor -%}
+  {{- return('(select ' ~ columns | join(', ') ~ ' where false)') -}}
+{%- endmacro %}

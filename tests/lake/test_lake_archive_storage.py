@@ -1,0 +1,129 @@
+"""The object archive on a local folder, and Storage's refusals of unusable lake paths."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+import zstandard
+
+from catlas_assets.errors import StorageError
+from resources.archive import ObjectArchive
+from resources.storage import Storage
+
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+PAGE = ("<html><body>" + "<p>Staff Robotics Engineer, Berlin</p>" * 200 + "</body></html>").encode()
+
+
+def objects_on_disk(root: Path) -> list[Path]:
+    return sorted(p for p in (root / "objects").rglob("*") if p.is_file())
+
+
+def test_the_key_is_the_sha256_of_the_uncompressed_bytes(local_archive: ObjectArchive) -> None:
+    digest = hashlib.sha256(PAGE).hexdigest()
+    stored = local_archive.put(PAGE)
+    assert stored.key == f"objects/{digest[:2]}/{digest[2:4]}/{digest}.zst"
+    assert ObjectArchive.key_for(PAGE) == stored.key
+
+
+def test_objects_are_zstd_compressed_on_disk(local_archive: ObjectArchive, lake_root: Path) -> None:
+    stored = local_archive.put(PAGE)
+    on_disk = (lake_root / stored.key).read_bytes()
+    assert on_disk.startswith(ZSTD_MAGIC)
+    assert zstandard.ZstdDecompressor().decompress(on_disk) == PAGE
+    assert stored.new_bytes == len(on_disk)
+    assert len(on_disk) < len(PAGE) // 10  # a repetitive page really is compressed
+
+
+def test_the_same_bytes_are_stored_once_and_never_rewritten(
+    local_archive: ObjectArchive, lake_root: Path
+) -> None:
+    first = local_archive.put(PAGE)
+    path = lake_root / first.key
+    before = path.stat()
+
+    second = local_archive.put(bytes(PAGE))  # equal content, different object
+
+    assert second.key == first.key
+    assert first.new_bytes > 0
+    assert second.new_bytes == 0
+    after = path.stat()
+    assert (after.st_ino, after.st_mtime_ns, after.st_size) == (
+        before.st_ino,
+        before.st_mtime_ns,
+        before.st_size,
+    )
+    assert objects_on_disk(lake_root) == [path]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"", b"\x00\xff" * 1000, "Zürich — 東京".encode(), os.urandom(70_000)],
+    ids=["empty", "binary", "unicode", "random"],
+)
+def test_round_trip(local_archive: ObjectArchive, data: bytes) -> None:
+    stored = local_archive.put(data)
+    assert local_archive.get(stored.key) == data
+
+
+def test_different_bytes_get_different_objects(
+    local_archive: ObjectArchive, lake_root: Path
+) -> None:
+    a = local_archive.put(b"version 1")
+    b = local_archive.put(b"version 2")
+    assert a.key != b.key
+    assert a.new_bytes > 0 and b.new_bytes > 0
+    assert len(objects_on_disk(lake_root)) == 2
+    assert local_archive.get(a.key) == b"version 1"
+    assert local_archive.get(b.key) == b"version 2"
+
+
+# -- unusable lake paths ---------------------------------------------------------------------
+
+
+def test_a_lake_under_a_regular_file_is_refused_naming_the_path(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("I am a file")
+    lake_url = str(blocker / "lake")
+    with pytest.raises(StorageError) as caught:
+        Storage(lake_url).check_writable()
+    assert lake_url in str(caught.value)
+    assert "cannot write to the lake" in str(caught.value)
+    assert blocker.read_text() == "I am a file"
+
+
+def test_a_lake_that_is_itself_a_regular_file_is_refused(tmp_path: Path) -> None:
+    blocker = tmp_path / "lake"
+    blocker.write_bytes(b"")
+    with pytest.raises(StorageError, match=str(blocker)):
+        Storage(str(blocker)).check_writable()
+
+
+def test_a_writable_lake_passes_the_check_and_keeps_no_probe(tmp_path: Path) -> None:
+    root = tmp_path / "fresh" / "lake"
+    storage = Storage(f"file://{root}")
+    storage.check_writable()
+    assert root.is_dir()
+    assert [p for p in root.rglob("*") if p.is_file()] == []
+    assert storage.glob("_probe/*") == []
+
+
+@pytest.mark.parametrize("url", ["gs://bucket/lake", "http://example.com/lake", "azure://x"])
+def test_an_unsupported_lake_url_is_refused(url: str) -> None:
+    with pytest.raises(StorageError, match="only a local folder or s3://"):
+        Storage(url)
+
+
+def test_storage_operations_on_a_local_folder(local_storage: Storage, lake_root: Path) -> None:
+    local_storage.write_atomic("x/y/one.txt", b"1")
+    local_storage.write_atomic("x/y/two.txt", b"22")
+    assert local_storage.exists("x/y/one.txt")
+    assert not local_storage.exists("x/y/three.txt")
+    assert local_storage.read("x/y/two.txt") == b"22"
+    assert local_storage.size("x/y/two.txt") == 2
+    assert local_storage.glob("x/*/*.txt") == ["x/y/one.txt", "x/y/two.txt"]
+    assert local_storage.uri("x/y/one.txt") == f"{lake_root.resolve()}/x/y/one.txt"
+    local_storage.delete(["x/y/one.txt", "x/y/missing.txt"])  # a missing key is no error
+    assert local_storage.glob("x/*/*.txt") == ["x/y/two.txt"]

@@ -10,13 +10,14 @@ export DO_NOT_TRACK := 1
 export TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS :=
 DAGSTER_HOME ?= $(CURDIR)/.catlas/dagster
 
-.PHONY: help demo test lint format ui dbt-parse sync clean
+.PHONY: help demo test lint format ui dbt-parse sync clean bench
 
 help:
-	@echo "make demo   - live 15 simulated days against the fixture web and print the changes"
+	@echo "make demo   - live 21 simulated days against the fixture web and print the changes"
 	@echo "make test   - the whole test suite (SQLite and PostgreSQL)"
 	@echo "make lint   - ruff lint and format check"
 	@echo "make ui     - Dagster UI over the demo's state and lake (http://127.0.0.1:3000)"
+	@echo "make bench  - benchmarks (bench/README.md; needs PostgreSQL)"
 
 $(CURDIR)/.tools/bin/uv:
 	python3 -m venv $(CURDIR)/.tools
@@ -36,6 +37,9 @@ dbt-parse: .venv/.synced
 
 test: .venv/.synced dbt-parse
 	$(RUN) pytest
+
+bench: .venv/.synced
+	$(RUN) python bench/due_probe.py
 
 lint: .venv/.synced
 	$(RUN) ruff check .

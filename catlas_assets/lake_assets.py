@@ -8,14 +8,18 @@ import dagster as dg
 
 from catlas_assets.partitions import hourly_partitions, lake_partition
 from catlas_assets.runtime_resource import CatlasRuntime
-from catlas_assets.services import compaction
+from catlas_assets.services import compaction, periodic
 
-HISTORY_TABLES = ("observations", "snapshots", "changes")
+HISTORY_TABLES = ("observations", "snapshots", "changes", "entity_events")
 GROUP = "lake"
 
 
 def _history_asset(table: str) -> dg.AssetsDefinition:
-    deps = {"snapshots": ["observations"], "changes": ["snapshots"]}.get(table, [])
+    deps = {
+        "snapshots": ["observations"],
+        "changes": ["snapshots"],
+        "entity_events": ["snapshots"],
+    }.get(table, [])
 
     @dg.asset(
         name=table,
@@ -30,12 +34,20 @@ def _history_asset(table: str) -> dg.AssetsDefinition:
         runtime = catlas.build()
         try:
             rows = files = size = dropped = 0
-            for key in context.partition_keys:
-                for result in compaction.compact_partition(runtime, lake_partition(key), (table,)):
-                    rows += result.rows
-                    files += result.files_before
-                    size += result.bytes
-                    dropped += result.duplicates_dropped
+            # Under the compaction lease: never at the same time as a daemon's compaction.
+            with periodic.leased(runtime, "lake_compaction"):
+                results = [
+                    result
+                    for key in context.partition_keys
+                    for result in compaction.compact_partition(
+                        runtime, lake_partition(key), (table,)
+                    )
+                ]
+            for result in results:
+                rows += result.rows
+                files += result.files_before
+                size += result.bytes
+                dropped += result.duplicates_dropped
             return dg.MaterializeResult(
                 metadata={
                     "rows": dg.MetadataValue.int(rows),

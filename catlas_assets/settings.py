@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from catlas_assets.errors import ConfigError
 
@@ -62,6 +63,28 @@ class Settings:
     fetch_concurrency: int = _setting(16, "Sensors fetched at once by one worker.")
     max_redirects: int = _setting(10, "Redirect hops followed before REDIRECT.")
 
+    # -- politeness (robots.txt, domain governor, budgets) -----------------------------
+    robots_ttl_s: int = _setting(
+        86400, "How long a fetched robots.txt is trusted before it is fetched again."
+    )
+    robots_unavailable_retry_s: int = _setting(
+        3600,
+        "How long a robots.txt that answered 5xx or was unreachable blocks its origin "
+        "(the fetch is postponed: outcome `skipped`).",
+    )
+    domain_spacing_s: float = _setting(
+        1.0,
+        "Minimum seconds between two requests to one registrable domain (raised by Crawl-delay).",
+    )
+    domain_concurrency: int = _setting(2, "Requests in flight at once to one registrable domain.")
+    crawl_delay_max_s: float = _setting(60.0, "Cap on the Crawl-delay a robots.txt may ask for.")
+    domain_daily_budget: int = _setting(
+        5000, "Requests per registrable domain per UTC day (`domain_budgets.daily_budget`)."
+    )
+    retry_after_max_s: int = _setting(
+        86400, "Cap on how long a Retry-After (429/503) may keep a domain blocked."
+    )
+
     # -- scheduling (spec: Scheduling formula) -----------------------------------------
     min_interval_s: int = _setting(900, "Lower clamp of a sensor's interval.")
     max_interval_s: int = _setting(7 * 86400, "Upper clamp of a sensor's interval.")
@@ -77,6 +100,20 @@ class Settings:
     stale_after_failures: int = _setting(6, "Consecutive failures that make a sensor stale.")
     retire_after_failures: int = _setting(30, "Consecutive failures that retire a sensor.")
 
+    # -- run verdict (spec 001: stop rules) and scale-out ---------------------------------
+    max_consecutive_failures: int = _setting(
+        10, "Requests in a row that failed (after retries) before a run, or a domain, stops."
+    )
+    max_error_rate: float = _setting(
+        0.5, "Share of failed requests above which a run, or a domain, stops."
+    )
+    min_requests_for_error_rate: int = _setting(
+        20, "Requests counted before `CATLAS_MAX_ERROR_RATE` applies."
+    )
+    max_concurrent_crawl_runs: int = _setting(
+        1, "Dagster crawl-tick runs in flight at most (the `due_sensors` sensor waits)."
+    )
+
     # -- change classification ---------------------------------------------------------
     minor_threshold: float = _setting(0.02, "Significance from which a change is minor.")
     meaningful_threshold: float = _setting(0.10, "Significance from which it is meaningful.")
@@ -85,6 +122,35 @@ class Settings:
     keep_noise_snapshots: bool = _setting(False, "Write a snapshot even for pure noise.")
     extracted_max_items: int = _setting(300, "Items per list kept in `snapshots.extracted`.")
     extracted_max_bytes: int = _setting(900_000, "Size cap of `snapshots.extracted`.")
+
+    # -- notification ------------------------------------------------------------------
+    notify_webhook_url: str = _setting(
+        "",
+        "Webhook that receives pending changes as Slack-compatible JSON (`catlas notify`). "
+        "Empty: the notifier is off.",
+    )
+    notify_max_attempts: int = _setting(
+        8, "Deliveries tried per change before it is left for a person (`catlas changes`)."
+    )
+    notify_timeout_s: float = _setting(10.0, "Timeout of one webhook delivery.")
+
+    # -- discovery and onboarding (spec: Discovery) ------------------------------------------
+    discovery_budget_s: float = _setting(
+        90.0, "Wall-clock budget of discovering one company (seconds)."
+    )
+    discovery_max_requests: int = _setting(
+        25, "HTTP requests one company's discovery may make (robots.txt, redirects included)."
+    )
+    discovery_max_sitemap_urls: int = _setting(
+        500, "Sitemap URLs read per company (index children included)."
+    )
+    discovery_max_sensors_per_company: int = _setting(
+        10, "Sensors discovery creates per company, most important surfaces first."
+    )
+    onboarding_batch_size: int = _setting(20, "Discover jobs one onboarding batch claims.")
+    onboarding_max_attempts: int = _setting(
+        3, "Attempts of a discover job before it is dead (30 min x attempts between them)."
+    )
 
     @property
     def state_path(self) -> Path:
@@ -129,11 +195,58 @@ class Settings:
         ]
         if thresholds != sorted(thresholds) or not all(0 <= t <= 1 for t in thresholds):
             raise ConfigError("change thresholds must rise from minor to critical within [0, 1]")
-        for name in ("fetch_concurrency", "scheduler_claim_batch", "fetch_max_bytes"):
+        for name in (
+            "fetch_concurrency",
+            "scheduler_claim_batch",
+            "fetch_max_bytes",
+            "discovery_budget_s",
+            "discovery_max_requests",
+            "discovery_max_sitemap_urls",
+            "discovery_max_sensors_per_company",
+            "onboarding_batch_size",
+            "onboarding_max_attempts",
+        ):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{ENV_PREFIX}{name.upper()} must be positive")
+        for name in (
+            "max_consecutive_failures",
+            "min_requests_for_error_rate",
+            "max_concurrent_crawl_runs",
+        ):
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"{ENV_PREFIX}{name.upper()} must be positive")
+        try:
+            ZoneInfo(self.tz)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ConfigError(
+                f"CATLAS_TZ={self.tz!r} is not a time zone (e.g. UTC, Europe/Berlin)"
+            ) from None
+        if not 0 <= self.max_error_rate <= 1:
+            raise ConfigError("CATLAS_MAX_ERROR_RATE must be within [0, 1]")
+        if self.burst_decay <= 1 or self.stability_growth < 1:
+            # A decay factor <= 1 would keep a sensor in its burst interval forever.
+            raise ConfigError("CATLAS_BURST_DECAY must be > 1 and CATLAS_STABILITY_GROWTH >= 1")
+        if self.notify_max_attempts <= 0 or self.notify_timeout_s <= 0:
+            raise ConfigError(
+                "CATLAS_NOTIFY_MAX_ATTEMPTS and CATLAS_NOTIFY_TIMEOUT_S must be positive"
+            )
+        if self.notify_webhook_url and not self.notify_webhook_url.startswith(
+            ("http://", "https://")
+        ):
+            raise ConfigError("CATLAS_NOTIFY_WEBHOOK_URL must be an http(s) URL")
         if self.fetch_retries < 0:
             raise ConfigError("CATLAS_FETCH_RETRIES must be >= 0")
+        for name in ("domain_concurrency", "domain_daily_budget", "robots_ttl_s"):
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"{ENV_PREFIX}{name.upper()} must be positive")
+        for name in (
+            "domain_spacing_s",
+            "crawl_delay_max_s",
+            "retry_after_max_s",
+            "robots_unavailable_retry_s",
+        ):
+            if not getattr(self, name) >= 0:
+                raise ConfigError(f"{ENV_PREFIX}{name.upper()} must be >= 0")
         return self
 
 

@@ -1,17 +1,24 @@
 """The HTTP fetcher: one pooled httpx.AsyncClient per worker, politely bounded.
 
-Conditional GET with the sensor's validators, redirects followed by hand (every hop is
-resolved and checked), a byte cap on the streamed body, connect/read/total timeouts and
-in-run retries of transient failures. Every outcome is a `Fetched`; a failure carries
-exactly one failure class.
+Every hop of a fetch, redirects included, is checked before it is requested: robots.txt
+of its origin (cached per origin; a disallowed URL is never requested, an unavailable
+robots.txt postpones the fetch), the DomainGovernor (spacing, concurrency, daily budget,
+Retry-After blocks) and destination safety (the resolver refuses private addresses).
+Conditional GET with the sensor's validators, at most `max_redirects` hops, bodies
+streamed under a byte cap both on the wire and after Content-Encoding decoding,
+connect/read/total timeouts and in-run retries of transient failures. Every outcome is
+a `Fetched`: a success, a failure with exactly one failure class, or a postponement
+(`skipped_reason`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -20,8 +27,18 @@ import httpx
 
 from catlas_assets.domain.failures import RETRYABLE_STATUSES, classify_status
 from catlas_assets.domain.models import Fetched
+from catlas_assets.domain.robots import MAX_PARSE_BYTES, RobotsTxt
+from catlas_assets.domain.urls import registrable_domain
 from catlas_assets.domain.vocabulary import FailureClass
+from resources.body_decoding import (
+    ACCEPT_ENCODING,
+    BodyTooLarge,
+    CappedDecoder,
+    UndecodableBody,
+)
+from resources.governor import DomainGovernor, Postponed
 from resources.resolver import ResolutionError, Resolver, UnsafeDestination
+from resources.robots_cache import RobotsCache, RobotsEntry, origin_of
 
 
 class _ResolvingBackend(httpcore.AsyncNetworkBackend):
@@ -64,6 +81,9 @@ class _Transport(httpx.AsyncHTTPTransport):
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,
             network_backend=_ResolvingBackend(resolver),
+            # HTTP/2 where the server offers it (ALPN on https); plain http stays HTTP/1.1.
+            http1=True,
+            http2=True,
         )
 
 
@@ -78,6 +98,13 @@ class FetchConfig:
     max_redirects: int
     retry_backoff_s: float = 0.25
     max_connections: int = 64
+    robots_ttl_s: float = 86400.0
+    robots_unavailable_retry_s: float = 3600.0
+
+
+# RFC 9309 2.3.1.2: follow at least five redirects for robots.txt, then call it unavailable.
+ROBOTS_MAX_REDIRECTS = 5
+REDIRECT_STATUSES = (301, 302, 303, 307, 308)
 
 
 class _Failure(Exception):
@@ -96,8 +123,23 @@ class _Failure(Exception):
 
 
 class Fetcher:
-    def __init__(self, config: FetchConfig, resolver: Resolver) -> None:
+    """Fetch URLs politely: robots.txt, the DomainGovernor and destination safety on every hop."""
+
+    def __init__(
+        self,
+        config: FetchConfig,
+        resolver: Resolver,
+        *,
+        robots: RobotsCache | None = None,
+        governor: DomainGovernor | None = None,
+        now: Callable[[], datetime] | None = None,
+    ) -> None:
         self.config = config
+        self._resolver = resolver
+        self.robots = robots if robots is not None else RobotsCache()
+        self.governor = governor
+        self._now = now or (lambda: datetime.now(UTC))
+        self._robots_locks: dict[str, asyncio.Lock] = {}
         limits = httpx.Limits(
             max_connections=config.max_connections,
             max_keepalive_connections=config.max_connections,
@@ -107,7 +149,7 @@ class Fetcher:
             timeout=httpx.Timeout(
                 config.read_timeout_s, connect=config.connect_timeout_s, pool=config.total_timeout_s
             ),
-            headers={"User-Agent": config.user_agent},
+            headers={"User-Agent": config.user_agent, "Accept-Encoding": ACCEPT_ENCODING},
             follow_redirects=False,
         )
 
@@ -121,8 +163,19 @@ class Fetcher:
         await self.aclose()
 
     async def fetch(
-        self, url: str, *, etag: str | None = None, last_modified: str | None = None
+        self,
+        url: str,
+        *,
+        etag: str | None = None,
+        last_modified: str | None = None,
+        follow_off_domain: bool = False,
     ) -> Fetched:
+        """GET `url` (conditionally with the validators given) and classify what came back.
+
+        A redirect that leaves the URL's registrable domain is not followed unless
+        `follow_off_domain`: its target is reported as `final_url` (the `redirected`
+        outcome) without asking the other domain.
+        """
         conditional = etag is not None or last_modified is not None
         headers: dict[str, str] = {}
         if etag:
@@ -130,36 +183,47 @@ class Fetcher:
         if last_modified:
             headers["If-Modified-Since"] = last_modified
         started = time.monotonic()
-        state = _Attempts()
-        try:
-            async with asyncio.timeout(self.config.total_timeout_s):
-                status, final_url, response_headers, body = await self._follow(url, headers, state)
-        except _Failure as failure:
+        state = _Attempts(final_url=url)
+
+        def failed(failure_class: FailureClass, detail: str, status: int | None) -> Fetched:
             return Fetched(
                 url=url,
-                final_url=state.final_url or url,
-                status=failure.status,
+                final_url=state.final_url,
+                status=status,
                 headers={},
                 body=b"",
                 elapsed_ms=_ms(started),
                 requests=state.requests,
-                failure_class=failure.failure_class,
-                failure_detail=str(failure),
+                failure_class=failure_class,
+                failure_detail=detail,
                 conditional=conditional,
             )
-        except TimeoutError:
+
+        try:
+            async with asyncio.timeout(self.config.total_timeout_s) as deadline:
+                state.deadline = deadline
+                status, final_url, response_headers, body = await self._follow(
+                    url, headers, state, follow_off_domain=follow_off_domain
+                )
+        except _Failure as failure:
+            return failed(failure.failure_class, str(failure), failure.status)
+        except Postponed as postponed:
             return Fetched(
                 url=url,
-                final_url=state.final_url or url,
+                final_url=url,
                 status=None,
                 headers={},
                 body=b"",
                 elapsed_ms=_ms(started),
                 requests=state.requests,
-                failure_class=FailureClass.TIMEOUT,
-                failure_detail=f"no complete answer within {self.config.total_timeout_s:g} s",
+                failure_detail=postponed.detail,
                 conditional=conditional,
+                skipped_reason=postponed.reason,
+                retry_at=postponed.retry_at,
             )
+        except TimeoutError:
+            detail = f"no complete answer within {self.config.total_timeout_s:g} s"
+            return failed(FailureClass.TIMEOUT, detail, None)
         return Fetched(
             url=url,
             final_url=final_url,
@@ -172,27 +236,155 @@ class Fetcher:
             conditional=conditional,
         )
 
-    async def _follow(
-        self, url: str, headers: dict[str, str], state: _Attempts
-    ) -> tuple[int, str, dict[str, str], bytes]:
-        seen = {url}
-        current = url
-        for _hop in range(self.config.max_redirects + 1):
-            state.final_url = current
-            status, response_headers, body = await self._with_retries(current, headers, state)
-            if status in (301, 302, 303, 307, 308) and "location" in response_headers:
-                target = urljoin(current, response_headers["location"])
-                if urlsplit(target).scheme not in ("http", "https"):
-                    raise _Failure(
-                        FailureClass.BLOCKED_DESTINATION,
-                        f"redirect to a non-http URL {target!r}",
-                        status,
-                    )
+    # -- robots.txt ----------------------------------------------------------------------
+    async def robots_for(self, url: str) -> RobotsEntry:
+        """The robots.txt entry that governs `url` (cached per origin until its TTL)."""
+        state = _Attempts(final_url=url)
+        try:
+            return await self._robots_entry(url, state)
+        except _Failure as failure:
+            # DNS or a refused destination: the rules cannot be known, and neither can the page.
+            now = self._now()
+            return RobotsEntry(
+                origin=origin_of(url),
+                robots=RobotsTxt.disallow_all(),
+                fetched_at=now,
+                expires_at=now,
+                status=failure.status,
+                unavailable=f"{failure.failure_class}: {failure}",
+            )
+
+    async def _robots_entry(self, url: str, state: _Attempts) -> RobotsEntry:
+        origin = origin_of(url)
+        entry = self.robots.get(origin, self._now())
+        if entry is not None:
+            return entry
+        lock = self._robots_locks.setdefault(origin, asyncio.Lock())
+        async with lock:  # concurrent sensors of one origin wait for one robots.txt fetch
+            entry = self.robots.get(origin, self._now())
+            if entry is None:
+                entry = await self._fetch_robots(url, origin, state)
+                self.robots.put(entry)
+            return entry
+
+    async def _fetch_robots(self, url: str, origin: str, state: _Attempts) -> RobotsEntry:
+        parts = urlsplit(url)
+        current = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}/robots.txt"
+        source = current
+
+        def entry(
+            robots: RobotsTxt, status: int | None, unavailable: str = "", ttl: float | None = None
+        ) -> RobotsEntry:
+            now = self._now()
+            if ttl is None:
+                ttl = (
+                    self.config.robots_unavailable_retry_s
+                    if unavailable
+                    else self.config.robots_ttl_s
+                )
+            return RobotsEntry(
+                origin=origin,
+                robots=robots,
+                fetched_at=now,
+                expires_at=now + timedelta(seconds=ttl),
+                status=status,
+                unavailable=unavailable,
+                source_url=source,
+            )
+
+        seen = {current}
+        for _hop in range(ROBOTS_MAX_REDIRECTS + 1):
+            source = current
+            try:
+                status, headers, body = await self._with_retries(
+                    current, {}, state, max_bytes=MAX_PARSE_BYTES, truncate=True
+                )
+            except _Failure as failure:
+                if failure.failure_class in (FailureClass.DNS, FailureClass.BLOCKED_DESTINATION):
+                    raise  # the page itself would fail the same way: report that, not a skip
+                return entry(
+                    RobotsTxt.disallow_all(),
+                    failure.status,
+                    f"robots.txt at {current} unreachable ({failure.failure_class}: {failure})",
+                )
+            if status in REDIRECT_STATUSES and "location" in headers:
+                target = _redirect_target(current, headers["location"], status)
                 if target in seen:
-                    raise _Failure(FailureClass.REDIRECT, f"redirect loop at {target}", status)
+                    break
                 seen.add(target)
                 current = target
                 continue
+            if 200 <= status < 300:
+                return entry(RobotsTxt.parse(body), status)
+            if status == 429 or status >= 500:
+                return entry(
+                    RobotsTxt.disallow_all(),
+                    status,
+                    f"robots.txt at {current} answered HTTP {status}",
+                )
+            if 400 <= status < 500:
+                return entry(RobotsTxt.allow_all(), status)  # RFC 9309 2.3.1.3: no rules
+            return entry(
+                RobotsTxt.disallow_all(), status, f"robots.txt at {current} answered HTTP {status}"
+            )
+        return entry(
+            RobotsTxt.disallow_all(),
+            None,
+            f"robots.txt at {source}: more than {ROBOTS_MAX_REDIRECTS} redirects or a loop",
+        )
+
+    async def _check_robots(self, url: str, state: _Attempts) -> None:
+        entry = await self._robots_entry(url, state)
+        if entry.unavailable:
+            raise Postponed("robots_unavailable", entry.unavailable, entry.expires_at)
+        decision = entry.robots.decide(url, self.config.user_agent)
+        if not decision.allowed:
+            raise _Failure(
+                FailureClass.ROBOTS, f"{url} {decision.describe()} of {entry.source_url}"
+            )
+        if self.governor is not None:
+            self.governor.set_crawl_delay(
+                entry.origin, entry.robots.crawl_delay(self.config.user_agent)
+            )
+
+    async def _check_destination(self, url: str, status: int | None) -> None:
+        parts = urlsplit(url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        try:
+            await self._resolver.resolve(parts.hostname or "", port)
+        except UnsafeDestination as exc:
+            raise _Failure(FailureClass.BLOCKED_DESTINATION, str(exc), status) from None
+        except ResolutionError:
+            pass  # an unknown name is the redirect's news, not a danger
+
+    # -- the page ------------------------------------------------------------------------
+    async def _follow(
+        self, url: str, headers: dict[str, str], state: _Attempts, *, follow_off_domain: bool
+    ) -> tuple[int, str, dict[str, str], bytes]:
+        seen = {url}
+        current = url
+        domain = registrable_domain(url)
+        for _hop in range(self.config.max_redirects + 1):
+            state.final_url = current
+            await self._check_robots(current, state)  # a disallowed URL is never requested
+            status, response_headers, body = await self._with_retries(
+                current, headers, state, max_bytes=self.config.max_bytes
+            )
+            if status in REDIRECT_STATUSES and "location" in response_headers:
+                target = _redirect_target(current, response_headers["location"], status)
+                if target in seen:
+                    raise _Failure(FailureClass.REDIRECT, f"redirect loop at {target}", status)
+                seen.add(target)
+                if not follow_off_domain and registrable_domain(target) != domain:
+                    # Not followed, yet a target that is a refused address is still refused.
+                    await self._check_destination(target, status)
+                    state.final_url = target
+                    return status, target, response_headers, b""
+                current = target
+                continue
+            if status in (429, 503) and self.governor is not None:
+                # The whole domain waits as asked; this fetch still fails with its class.
+                await self.governor.retry_after(current, response_headers.get("retry-after"))
             if status == 304:
                 return status, current, response_headers, b""
             failure = classify_status(status, response_headers, body)
@@ -202,48 +394,94 @@ class Fetcher:
         raise _Failure(FailureClass.REDIRECT, f"more than {self.config.max_redirects} redirects")
 
     async def _with_retries(
-        self, url: str, headers: dict[str, str], state: _Attempts
+        self,
+        url: str,
+        headers: dict[str, str],
+        state: _Attempts,
+        *,
+        max_bytes: int,
+        truncate: bool = False,
     ) -> tuple[int, dict[str, str], bytes]:
         attempt = 0
         while True:
             try:
-                status, response_headers, body = await self._once(url, headers, state)
+                status, response_headers, body = await self._once(
+                    url, headers, state, max_bytes=max_bytes, truncate=truncate
+                )
             except _Failure as failure:
-                if (
-                    failure.failure_class is not FailureClass.TIMEOUT
-                    or attempt >= self.config.retries
-                ):
+                if not failure.transient or attempt >= self.config.retries:
                     raise
             else:
-                if status not in RETRYABLE_STATUSES or attempt >= self.config.retries:
+                # A Retry-After is the server's own schedule: never retried within the run.
+                if (
+                    status not in RETRYABLE_STATUSES
+                    or attempt >= self.config.retries
+                    or "retry-after" in response_headers
+                ):
                     return status, response_headers, body
             attempt += 1
             await asyncio.sleep(self.config.retry_backoff_s * 2 ** (attempt - 1))
 
     async def _once(
-        self, url: str, headers: dict[str, str], state: _Attempts
+        self,
+        url: str,
+        headers: dict[str, str],
+        state: _Attempts,
+        *,
+        max_bytes: int,
+        truncate: bool = False,
     ) -> tuple[int, dict[str, str], bytes]:
-        state.requests += 1
+        waited_from = time.monotonic()
+        async with self.governor.permit(url) if self.governor else contextlib.nullcontext():
+            if state.deadline is not None:
+                # Politeness waits are not the server's slowness: they extend the deadline.
+                waited = time.monotonic() - waited_from
+                when = state.deadline.when()
+                if waited > 0 and when is not None:
+                    state.deadline.reschedule(when + waited)
+            state.requests += 1
+            try:
+                return await self._request(url, headers, max_bytes=max_bytes, truncate=truncate)
+            except _Failure as failure:
+                if failure.failure_class in (FailureClass.DNS, FailureClass.BLOCKED_DESTINATION):
+                    state.requests -= 1  # refused before connecting: nothing was sent
+                raise
+
+    async def _request(
+        self, url: str, headers: dict[str, str], *, max_bytes: int, truncate: bool
+    ) -> tuple[int, dict[str, str], bytes]:
         try:
             async with self._client.stream("GET", url, headers=headers) as response:
+                status = response.status_code
+                response_headers = {k.lower(): v for k, v in response.headers.items()}
+                try:
+                    decoder = CappedDecoder(response_headers.get("content-encoding"), max_bytes)
+                except UndecodableBody as exc:
+                    raise _Failure(FailureClass.PARSING, f"{exc} at {url}", status) from None
                 chunks: list[bytes] = []
-                size = 0
-                async for chunk in response.aiter_bytes():
-                    size += len(chunk)
-                    if (
-                        size > self.config.max_bytes
-                        or response.num_bytes_downloaded > self.config.max_bytes
-                    ):
+                raw = 0
+                try:
+                    async for chunk in response.aiter_raw():
+                        raw += len(chunk)
+                        if raw > max_bytes:
+                            raise BodyTooLarge
+                        chunks.append(decoder.feed(chunk))
+                    chunks.append(decoder.finish())
+                except BodyTooLarge:
+                    if not truncate:
+                        # Leaving the block closes the connection: the rest is never read.
                         raise _Failure(
                             FailureClass.TOO_LARGE,
-                            f"body over {self.config.max_bytes} bytes at {url}",
-                            response.status_code,
-                        )
-                    chunks.append(chunk)
-                response_headers = {k.lower(): v for k, v in response.headers.items()}
-                return response.status_code, response_headers, b"".join(chunks)
+                            f"body over {max_bytes} bytes (decoded) at {url}",
+                            status,
+                        ) from None
+                except UndecodableBody as exc:
+                    raise _Failure(FailureClass.PARSING, f"{exc} at {url}", status) from None
+                # The decoded body no longer carries its transfer encoding.
+                response_headers.pop("content-encoding", None)
+                return status, response_headers, b"".join(chunks)
         except httpx.ConnectError as exc:
-            cause = exc.__cause__.__cause__ if exc.__cause__ else None
+            cause = _resolver_cause(exc)
             if isinstance(cause, UnsafeDestination):
                 raise _Failure(FailureClass.BLOCKED_DESTINATION, str(cause)) from None
             if isinstance(cause, ResolutionError):
@@ -255,20 +493,59 @@ class Fetcher:
             raise _Failure(
                 FailureClass.TIMEOUT, f"{type(exc).__name__} at {url}", transient=True
             ) from None
-        except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+        except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
+            # A reset, a truncated answer or bytes that are not HTTP (invalid header bytes).
             raise _Failure(
-                FailureClass.UNKNOWN, f"connection broken at {url}: {exc}", transient=True
+                FailureClass.UNKNOWN,
+                f"connection broken at {url}: {exc or type(exc).__name__}",
+                transient=True,
             ) from None
-        except httpx.DecodingError as exc:
-            raise _Failure(FailureClass.PARSING, f"undecodable body at {url}: {exc}") from None
+        except httpx.UnsupportedProtocol:
+            raise _Failure(
+                FailureClass.BLOCKED_DESTINATION, f"only http and https are fetched: {url}"
+            ) from None
+        except httpx.InvalidURL as exc:
+            raise _Failure(FailureClass.UNKNOWN, f"malformed URL {url!r}: {exc}") from None
         except httpx.HTTPError as exc:
             raise _Failure(FailureClass.UNKNOWN, f"{type(exc).__name__} at {url}: {exc}") from None
 
 
+def _resolver_cause(exc: BaseException) -> BaseException | None:
+    """The resolver's own error behind httpx's and httpcore's wrappers, if it is one."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, ResolutionError | UnsafeDestination):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def _redirect_target(current: str, location: str, status: int) -> str:
+    """The absolute URL a Location header names; a malformed or non-http one is refused."""
+    try:
+        target = urljoin(current, location.strip())
+        parts = urlsplit(target)
+        _ = parts.port  # a malformed port raises ValueError
+    except ValueError:
+        raise _Failure(
+            FailureClass.REDIRECT, f"malformed redirect Location {location[:200]!r}", status
+        ) from None
+    if parts.scheme not in ("http", "https"):
+        raise _Failure(
+            FailureClass.BLOCKED_DESTINATION, f"redirect to a non-http URL {target[:200]!r}", status
+        )
+    if not parts.hostname:
+        raise _Failure(FailureClass.REDIRECT, f"redirect without a host {target[:200]!r}", status)
+    return target
+
+
 @dataclass
 class _Attempts:
-    requests: int = 0
+    requests: int = 0  # every request sent: robots.txt, retries and redirect hops included
     final_url: str = ""
+    deadline: asyncio.Timeout | None = None
 
 
 def _ms(started: float) -> int:

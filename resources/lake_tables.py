@@ -76,6 +76,7 @@ SNAPSHOTS = LakeTable(
         ("object_key", pa.string()),
         ("text_key", pa.string()),
         ("blocks_key", pa.string()),
+        ("extraction_key", pa.string()),
         ("extracted", JSON_TEXT),
         ("extracted_summary", JSON_TEXT),
         ("extractor_version", pa.string()),
@@ -121,6 +122,30 @@ ENTITY_EVENTS = LakeTable(
     ),
     "event_id",
     "observed_at",
+)
+
+# Derived (SCD2) from entity_events by the daily `entities` asset: one row per version,
+# placed by valid_from; each derivation rewrites every partition's file whole.
+ENTITIES = LakeTable(
+    "entities",
+    _schema(
+        ("entity_version_id", pa.string()),
+        ("company_id", pa.int64()),
+        ("sensor_id", pa.int64()),
+        ("entity_type", pa.string()),
+        ("entity_key", pa.string()),
+        ("version", pa.int32()),
+        ("first_seen_at", TS),
+        ("last_seen_at", TS),
+        ("removed_at", TS),
+        ("valid_from", TS),
+        ("valid_to", TS),
+        ("status", pa.string()),
+        ("is_current", pa.bool_()),
+        ("attributes", JSON_TEXT),
+    ),
+    "entity_version_id",
+    "valid_from",
 )
 
 FAILURES = LakeTable(
@@ -179,5 +204,14 @@ RUN_EVENTS = LakeTable(
 
 TABLES: dict[str, LakeTable] = {
     t.name: t
-    for t in (OBSERVATIONS, SNAPSHOTS, CHANGES, ENTITY_EVENTS, FAILURES, DISCOVERY, RUN_EVENTS)
+    for t in (
+        OBSERVATIONS,
+        SNAPSHOTS,
+        CHANGES,
+        ENTITY_EVENTS,
+        ENTITIES,
+        FAILURES,
+        DISCOVERY,
+        RUN_EVENTS,
+    )
 }

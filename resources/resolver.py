@@ -10,6 +10,7 @@ answer cannot swap in a private address.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import socket
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,21 +76,22 @@ class Resolver:
         self.host_map = host_map
 
     async def resolve(self, host: str, port: int) -> Destination:
-        name = host.lower().rstrip(".")
+        name = host.lower().rstrip(".").strip("[]")
         if self.host_map is not None:
             mapped = self.host_map.entries.get(name)
-            if mapped is None:
-                raise ResolutionError(f"{host} is not in the host map")
-            return Destination(mapped[0], mapped[1], trusted=True)
-        try:
-            infos = await asyncio.get_running_loop().getaddrinfo(
-                name, port, type=socket.SOCK_STREAM
-            )
-        except socket.gaierror as exc:
-            raise ResolutionError(f"{host} does not resolve ({exc.strerror})") from None
+            if mapped is not None:
+                return Destination(mapped[0], mapped[1], trusted=True)
+            if _is_ip(name) and (reason := forbidden_address(name)) is not None:
+                # A URL naming a private address directly is refused, not "unknown".
+                raise UnsafeDestination(f"{host}: {reason}")
+            raise ResolutionError(f"{host} is not in the host map")
+        return await self.resolve_by_dns(host, port)
+
+    async def resolve_by_dns(self, host: str, port: int) -> Destination:
+        """DNS, then destination safety: the first address that is not refused."""
+        name = host.lower().rstrip(".").strip("[]")
         reasons = []
-        for info in infos:
-            address = str(info[4][0])
+        for address in await self.lookup(name, port):
             reason = forbidden_address(address)
             if reason is None:
                 return Destination(address, None, trusted=False)
@@ -97,3 +99,22 @@ class Resolver:
         raise UnsafeDestination(
             f"{host} resolves only to refused addresses: {', '.join(sorted(set(reasons)))}"
         )
+
+    async def lookup(self, name: str, port: int) -> list[str]:
+        """The addresses DNS gives for `name` (tests replace this: no real DNS here)."""
+        try:
+            infos = await asyncio.get_running_loop().getaddrinfo(
+                name, port, type=socket.SOCK_STREAM
+            )
+        except (socket.gaierror, UnicodeError) as exc:
+            detail = exc.strerror if isinstance(exc, socket.gaierror) else "not a valid name"
+            raise ResolutionError(f"{name} does not resolve ({detail})") from None
+        return [str(info[4][0]) for info in infos]
+
+
+def _is_ip(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name.split("%", 1)[0])
+    except ValueError:
+        return False
+    return True

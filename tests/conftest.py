@@ -109,6 +109,7 @@ def make_runtime(tmp_path: Path, web: FixtureWeb):
             database_url=database_url or "",
             hosts=str(hosts),
             fetch_retries=0,
+            domain_spacing_s=0.0,  # the fixture web is local; spacing tests set their own
         ).with_overrides(**overrides)
         runtime = Runtime(settings, clock=VirtualClock(DEFAULT_NOW), rng=random.Random(7))
         created.append(runtime)

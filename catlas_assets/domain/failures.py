@@ -16,6 +16,9 @@ CHALLENGE_HEADERS = {
     "cf-mitigated": "challenge",  # Cloudflare managed challenge
     "x-datadome": "",  # DataDome
     "x-amzn-waf-action": "captcha",  # AWS WAF
+    "x-vercel-mitigated": "challenge",  # Vercel firewall
+    "x-kpsdk-ct": "",  # Kasada
+    "x-sucuri-id": "",  # Sucuri firewall (on a challenge status only)
 }
 CHALLENGE_BODY_MARKERS = (
     b"cf-chl-",  # Cloudflare challenge platform scripts
@@ -24,6 +27,9 @@ CHALLENGE_BODY_MARKERS = (
     b"px-captcha",  # PerimeterX / HUMAN
     b"captcha-delivery.com",  # DataDome
     b"ak_bmsc",  # Akamai Bot Manager cookie in an interstitial
+    b"<title>just a moment...</title>",  # Cloudflare interstitial page
+    b"sucuri website firewall",
+    b"kpsdk",  # Kasada scripts
 )
 
 

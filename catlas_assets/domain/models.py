@@ -31,9 +31,11 @@ class SensorState:
     last_snapshot_id: str | None = None
     last_blocks_key: str | None = None
     last_text_key: str | None = None
+    last_extraction_key: str | None = None  # the full extraction of the last snapshot
     consecutive_unchanged: int = 0
     consecutive_failures: int = 0
     last_full_fetch_at: datetime | None = None
+    last_failure_class: FailureClass | None = None
     config: dict[str, Any] = field(default_factory=dict)
 
 
@@ -52,6 +54,10 @@ class Fetched:
     failure_class: FailureClass | None = None
     failure_detail: str = ""
     conditional: bool = True  # False when validators were left out on purpose
+    # Set when politeness postponed the fetch (domain budget, blocked_until, robots.txt
+    # unavailable): outcome `skipped`, no lake rows, the sensor comes back at `retry_at`.
+    skipped_reason: str = ""
+    retry_at: datetime | None = None
 
     @property
     def content_type(self) -> str:

@@ -5,6 +5,23 @@ table row, a link or a run of text, with its tag path and an id that survives re
 (the id hashes the block's type and text; repeats get an occurrence suffix).
 Boilerplate (navigation, footers, scripts, styles, hidden elements, cookie banners) is
 dropped before blocks are taken, so a menu edit is not a content change.
+
+Volatile tokens are masked before hashing (`mask_volatile`), because they move on every
+fetch without the page saying anything new; the stored text and blocks keep them as
+served, only `normalized_hash` and the diff read the masked form:
+
+- timestamps with a time of day (`2026-01-05T08:00:00Z`, `08:15 UTC`, `3:04 pm`): build
+  stamps, "last updated" lines and API `updated_at` fields;
+- relative dates (`3 minutes ago`, `Posted 3 Days Ago`, `just now`, `yesterday`): they
+  change daily while the underlying date does not;
+- live counters (`1,204 people viewing`, `37 views`, `12 online now`);
+- session and CSRF tokens (long hex or base64-like runs of 24+ characters);
+- cache-busting and tracking query strings in URLs written out in the text
+  (`?v=123`, `?cb=…`, `utm_*`).
+
+Rotating blocks (testimonial carousels, "N people viewing" widgets: class or id markers
+`testimonial`, `rotating`, `carousel`, `viewers`, `live-count`) are dropped like
+boilerplate, since a different testimonial each fetch is not a change of the page.
 """
 
 from __future__ import annotations
@@ -16,6 +33,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import charset_normalizer
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 DROP_TAGS = frozenset(
@@ -39,7 +57,52 @@ BLOCK_TYPES = {
     "blockquote": "quote",
     "pre": "code",
 }
-BOILERPLATE_MARKERS = ("cookie", "consent", "gdpr-banner")
+BOILERPLATE_MARKERS = (
+    "cookie", "consent", "gdpr-banner", "testimonial", "rotating", "carousel", "viewers",
+    "live-count",
+)  # fmt: skip
+# Masked before hashing (see the module docstring); order matters: URLs before numbers.
+_VOLATILE: tuple[tuple[re.Pattern[str], str], ...] = (
+    (
+        re.compile(r"([?&])(?:v|ver|cb|cachebust|ts|_|utm_[a-z]+|gclid|fbclid)=[^&\s#]*", re.I),
+        r"\1<q>",
+    ),
+    (
+        re.compile(
+            r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?", re.I
+        ),
+        "<timestamp>",
+    ),
+    (
+        re.compile(
+            r"\b\d{1,2}:\d{2}(?::\d{2})?\s*(?:[ap]\.?m\.?|utc|gmt|[A-Z]{2,4}T)?(?![\d])", re.I
+        ),
+        "<time>",
+    ),
+    (
+        re.compile(
+            r"\b(?:\d+\+?|an?|one)\s+(?:second|minute|hour|day|week|month|year)s?\s+ago\b", re.I
+        ),
+        "<ago>",
+    ),
+    (
+        re.compile(
+            r"\b(?:just now|(?:posted|updated|published|edited)\s+(?:today|yesterday))\b", re.I
+        ),
+        "<ago>",
+    ),
+    (
+        re.compile(
+            r"\b\d[\d,.]*\s+(?:people|visitors|users|others)?\s*(?:are\s+)?(?:viewing|watching|online|views)\b(?:\s+now)?",
+            re.I,
+        ),
+        "<count>",
+    ),
+    (
+        re.compile(r"\b(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{24,}\b"),
+        "<token>",
+    ),
+)
 _SPACE = re.compile(r"\s+")
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([A-Za-z0-9_\-:.]+)""", re.I)
 
@@ -67,15 +130,37 @@ def sha256_hex(data: bytes) -> str:
 
 
 def decode_body(body: bytes, content_type: str) -> str:
-    """Charset from the Content-Type header, then a BOM, then a meta tag, then UTF-8."""
+    """Charset from the Content-Type header, then a BOM, then a meta tag, then detection."""
     for candidate in (_header_charset(content_type), _bom_charset(body), _meta_charset(body)):
         if candidate:
             try:
                 codecs.lookup(candidate)
             except LookupError:
-                continue
+                continue  # an unknown label ("charset=foo") is no answer: try the next source
             return body.decode(candidate, errors="replace").lstrip("\ufeff")
-    return body.decode("utf-8", errors="replace").lstrip("\ufeff")
+    try:
+        return body.decode("utf-8").lstrip("\ufeff")
+    except UnicodeDecodeError:
+        pass
+    return body.decode(_detected_charset(body), errors="replace").lstrip("\ufeff")
+
+
+def _detected_charset(body: bytes) -> str:
+    """Undeclared and not UTF-8: let the byte statistics choose (cp1252, Shift_JIS, ...)."""
+    matches = list(charset_normalizer.from_bytes(body[:200_000]))
+    if not matches:
+        return "utf-8"
+    best = matches[0]
+    for match in matches:
+        # Western text fits several single-byte code pages about equally well; the web's
+        # legacy default (windows-1252, as browsers assume) wins such a near tie.
+        if (
+            match.encoding == "cp1252"
+            and match.chaos <= best.chaos + 0.02
+            and match.coherence >= best.coherence
+        ):
+            return "cp1252"
+    return best.encoding
 
 
 def normalize(body: bytes, content_type: str) -> Normalized:
@@ -89,7 +174,15 @@ def normalize(body: bytes, content_type: str) -> Normalized:
         raw = [("text", line, f"line[{i}]") for i, line in enumerate(_lines(text))]
     blocks = _with_ids(raw)
     joined = "\n".join(b.text for b in blocks)
-    return Normalized(blocks, joined, sha256_hex(joined.encode()))
+    masked = "\n".join(mask_volatile(b.text) for b in blocks)
+    return Normalized(blocks, joined, sha256_hex(masked.encode()))
+
+
+def mask_volatile(text: str) -> str:
+    """The text with its volatile tokens replaced by placeholders (see the module docstring)."""
+    for pattern, placeholder in _VOLATILE:
+        text = pattern.sub(placeholder, text)
+    return text
 
 
 def content_kind(content_type: str, body: bytes) -> str:

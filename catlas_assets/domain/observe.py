@@ -1,7 +1,7 @@
 """One sensor run's decision, pure: from a fetch and the sensor's state to rows and updates.
 
 `observe` picks the spec's outcome (not_modified, unchanged, ok, changed, failed,
-redirected), builds the lake rows, names the objects to archive by their content hash,
+redirected, skipped), builds the lake rows, names the objects to archive by their content hash,
 and computes the sensor's new state: counters, validators, hashes, status and next run.
 The service around it does the I/O; nothing here touches the network, a database or
 the wall clock.
@@ -9,17 +9,22 @@ the wall clock.
 
 from __future__ import annotations
 
-import json
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 from catlas_assets.domain import scheduling
-from catlas_assets.domain.diff import Comparison, compare
+from catlas_assets.domain.connectors import registry as connectors
+from catlas_assets.domain.connectors.base import unbundle
+from catlas_assets.domain.delta import StructuredDelta, empty_delta, has_typed_change
+from catlas_assets.domain.delta import summary as delta_summary
+from catlas_assets.domain.diff import Comparison, History, compare, remember
+from catlas_assets.domain.extract.models import EXTRACTOR_VERSION, Extraction, SchemaError
 from catlas_assets.domain.fingerprint import simhash64
 from catlas_assets.domain.models import Fetched, InboxEntry, ReviewItem, SensorState
-from catlas_assets.domain.normalize import Block, Normalized, decode_body, normalize, sha256_hex
+from catlas_assets.domain.normalize import Block, Normalized, normalize, sha256_hex
+from catlas_assets.domain.reconcile import reconcile
 from catlas_assets.domain.taxonomy import FAILURE_POLICY, change_kind, tier_for_interval
 from catlas_assets.domain.urls import registrable_domain
 from catlas_assets.domain.vocabulary import (
@@ -31,9 +36,9 @@ from catlas_assets.domain.vocabulary import (
     ReviewKind,
     SensorStatus,
 )
+from catlas_assets.errors import CatlasError
 from catlas_assets.ids import derived_id
 
-EXTRACTOR_VERSION = "blocks-1"
 MAX_DELTA_ITEMS = 20
 
 
@@ -49,6 +54,8 @@ class Policy:
     keep_noise_snapshots: bool
     stale_after_failures: int
     retire_after_failures: int
+    extracted_max_items: int = 300
+    extracted_max_bytes: int = 900_000
 
 
 @dataclass
@@ -73,21 +80,12 @@ def archive_key(data: bytes) -> str:
     return f"objects/{digest[:2]}/{digest[2:4]}/{digest}.zst"
 
 
-def structured_payload(normalized: Normalized, content_type: str, body_text: str) -> dict[str, Any]:
-    """The typed content of a page; until extractors exist, JSON bodies are their own payload."""
-    if "json" in content_type:
-        try:
-            return {"json": json.loads(body_text)}
-        except ValueError:
-            return {}
-    return {}
-
-
 def observe(
     sensor: SensorState,
     fetched: Fetched,
     previous_blocks: list[Block] | None,
     *,
+    previous_extraction: Extraction | None = None,
     now: datetime,
     run_id: str,
     observation_id: str,
@@ -113,6 +111,8 @@ def observe(
         "changed": False,
         "noise": False,
     }
+    if fetched.skipped_reason:
+        return _skipped(sensor, fetched, now)
     if fetched.failure_class is None and _left_domain(sensor, fetched):
         return _redirected(sensor, fetched, base_row, now=now, policy=policy, rng=rng)
     if fetched.failure_class is not None:
@@ -131,7 +131,16 @@ def observe(
         )
         result.sensor_update = _unchanged_update(sensor, fetched, now, policy, rng)
         return result
-    return _content(sensor, fetched, previous_blocks, base_row, now=now, policy=policy, rng=rng)
+    return _content(
+        sensor,
+        fetched,
+        previous_blocks,
+        previous_extraction,
+        base_row,
+        now=now,
+        policy=policy,
+        rng=rng,
+    )
 
 
 def _left_domain(sensor: SensorState, fetched: Fetched) -> bool:
@@ -165,6 +174,7 @@ def _success_state(sensor: SensorState, fetched: Fetched, now: datetime) -> dict
         "status": SensorStatus.ACTIVE,
         "consecutive_failures": 0,
         "last_failure_class": None,
+        "last_failure_detail": None,
         "last_success_at": now,
         "quality_score": scheduling.quality_score(sensor.quality_score, 1.0),
     }
@@ -192,21 +202,41 @@ def _validators(fetched: Fetched) -> dict[str, Any]:
     }
 
 
+def extract(sensor: SensorState, fetched: Fetched, now: datetime) -> tuple[Normalized, Extraction]:
+    """Normalize and extract a response with the sensor's connector (pure, deterministic).
+
+    Raises SchemaError when the answer does not have the connector's vendor shape.
+    """
+    connector = connectors.get(sensor.connector)
+    pages = unbundle(fetched.body, fetched.final_url, fetched.content_type)
+    if len(pages) == 1:
+        normalized = normalize(fetched.body, fetched.content_type)
+    else:
+        # Several pages of one JSON answer: normalize them as one list, page by page.
+        merged = "[" + ",".join(p.body.decode("utf-8", errors="replace") for p in pages) + "]"
+        normalized = normalize(merged.encode(), "application/json")
+    extraction = connector.parse(pages, sensor.surface, now)
+    extraction.connector = connector.name
+    return normalized, extraction.canonical()
+
+
 def _content(
     sensor: SensorState,
     fetched: Fetched,
     previous_blocks: list[Block] | None,
+    previous_extraction: Extraction | None,
     base_row: dict[str, Any],
     *,
     now: datetime,
     policy: Policy,
     rng: random.Random,
 ) -> Observed:
-    normalized = normalize(fetched.body, fetched.content_type)
-    payload = structured_payload(
-        normalized, fetched.content_type, decode_body(fetched.body, fetched.content_type)
-    )
-    structured_hash = sha256_hex(json.dumps(payload, sort_keys=True).encode())
+    try:
+        normalized, extraction = extract(sensor, fetched, now)
+    except (SchemaError, CatlasError) as exc:
+        failed = replace(fetched, failure_class=FailureClass.SCHEMA, failure_detail=str(exc))
+        return _failed(sensor, failed, base_row, now=now, policy=policy, rng=rng)
+    structured_hash = extraction.content_hash()
     raw_key, text_key, blocks_key = (
         archive_key(fetched.body),
         archive_key(normalized.text.encode()),
@@ -231,31 +261,78 @@ def _content(
         return result
 
     first = sensor.snapshot_version == 0 or previous_blocks is None
-    comparison = compare(previous_blocks or [], normalized.blocks) if not first else None
-    structural = sensor.structured_hash is not None and sensor.structured_hash != structured_hash
-    kind = _kind(comparison, structural, policy) if comparison else None
+    reconciliation = reconcile(None if first else previous_extraction, extraction)
+    current = reconciliation.current or extraction
+    delta = empty_delta()
+    delta["added"] = reconciliation.added
+    delta["removed"] = reconciliation.removed
+    delta["updated"] = reconciliation.updated
+    delta["status"] = reconciliation.status
+    delta["notes"] = list(reconciliation.notes)
+    history = History(
+        recent_blocks=frozenset(sensor.config.get("recent_blocks") or []),
+        was_self_linked=(
+            previous_extraction.page.get("self_linked") if previous_extraction else None
+        ),
+        is_self_linked=extraction.page.get("self_linked"),
+    )
+    comparison = None
+    kind = None
+    if not first:
+        comparison = compare(
+            previous_blocks or [],
+            normalized.blocks,
+            sensor.surface,
+            (sensor.normalized_hash or "", normalized.normalized_hash),
+            delta,
+            history,
+        )
+        kind = change_kind(
+            comparison.significance,
+            minor_threshold=policy.minor_threshold,
+            meaningful_threshold=policy.meaningful_threshold,
+            major_threshold=policy.major_threshold,
+            critical_threshold=policy.critical_threshold,
+        )
+        delta["blocks_added"] = [b.text for b in comparison.added[:MAX_DELTA_ITEMS]]
+        delta["blocks_removed"] = [b.text for b in comparison.removed[:MAX_DELTA_ITEMS]]
+        delta["reasons"] = list(comparison.reasons)
     hashes = {
         "normalized_hash": normalized.normalized_hash,
         "structured_hash": structured_hash,
         "simhash": simhash64(normalized.text),
     }
-    if kind is ChangeKind.NOISE and not policy.keep_noise_snapshots:
+    memory = (
+        {"config": {**sensor.config, "recent_blocks": remember(history, comparison)}}
+        if comparison
+        else {}
+    )
+    if (
+        kind is ChangeKind.NOISE
+        and not has_typed_change(delta)
+        and not delta["notes"]
+        and not policy.keep_noise_snapshots
+    ):
         # Pure noise: no snapshot, no change, but remember the hashes so it is not re-detected.
         result = Observed(Outcome.UNCHANGED, noise=True, change_kind=kind)
         result.add_row("observations", {**row, "outcome": Outcome.UNCHANGED, "noise": True})
         result.objects[raw_key] = fetched.body
         update = _unchanged_update(sensor, fetched, now, policy, rng)
         update.update(hashes)
+        update.update(memory)
         result.sensor_update = update
         return result
 
     outcome = Outcome.OK if first else Outcome.CHANGED
     result = Observed(outcome, change_kind=kind)
+    extraction_bytes = current.to_json()
+    extraction_key = archive_key(extraction_bytes)
     result.objects.update(
         {
             raw_key: fetched.body,
             text_key: normalized.text.encode(),
             blocks_key: normalized.blocks_json(),
+            extraction_key: extraction_bytes,
         }
     )
     version = sensor.snapshot_version + 1
@@ -286,11 +363,33 @@ def _content(
             "object_key": raw_key,
             "text_key": text_key,
             "blocks_key": blocks_key,
-            "extracted": payload,
-            "extracted_summary": {"blocks": len(normalized.blocks)},
+            "extraction_key": extraction_key,
+            "extracted": extraction.structured_payload(
+                policy.extracted_max_items, policy.extracted_max_bytes
+            ),
+            "extracted_summary": {**extraction.summary(), "blocks": len(normalized.blocks)},
             "extractor_version": EXTRACTOR_VERSION,
         },
     )
+    for event in reconciliation.events:
+        result.add_row(
+            "entity_events",
+            {
+                "event_id": derived_id(
+                    "eev",
+                    f"{snapshot_id}:{event['entity_type']}:{event['entity_key']}:{event['event']}",
+                ),
+                "run_id": base_row["run_id"],
+                "company_id": sensor.company_id,
+                "sensor_id": sensor.id,
+                "entity_type": event["entity_type"],
+                "entity_key": event["entity_key"],
+                "event": event["event"],
+                "observed_at": now,
+                "snapshot_id": snapshot_id,
+                "attributes": event["attributes"],
+            },
+        )
     if first:
         event = scheduling.Event.HOLD
     elif kind in MEANINGFUL_OR_ABOVE:
@@ -301,37 +400,26 @@ def _content(
         event = scheduling.Event.UNCHANGED
     update = _schedule(sensor, event, now, policy, rng)
     update.update(_success_state(sensor, fetched, now))
+    update["quality_score"] = scheduling.quality_score(sensor.quality_score, extraction.confidence)
     update.update(_validators(fetched))
     update.update(hashes)
+    update.update(memory)
     update.update(
         {
             "snapshot_version": version,
             "last_snapshot_id": snapshot_id,
             "last_blocks_key": blocks_key,
             "last_text_key": text_key,
+            "last_extraction_key": extraction_key,
             "consecutive_unchanged": 0,
         }
     )
     if comparison is not None and kind is not None:
         update["last_change_at"] = now
-        result.summary = comparison.summary
-        _add_change(result, sensor, comparison, kind, snapshot_id, base_row, now)
+        result.summary = delta_summary(delta)
+        _add_change(result, sensor, comparison, kind, delta, snapshot_id, base_row, now)
     result.sensor_update = update
     return result
-
-
-def _kind(comparison: Comparison, structural: bool, policy: Policy) -> ChangeKind:
-    significance = comparison.significance
-    if structural:
-        # A typed payload that changed is never noise, even if its text barely moved.
-        significance = max(significance, policy.minor_threshold)
-    return change_kind(
-        significance,
-        minor_threshold=policy.minor_threshold,
-        meaningful_threshold=policy.meaningful_threshold,
-        major_threshold=policy.major_threshold,
-        critical_threshold=policy.critical_threshold,
-    )
 
 
 def _add_change(
@@ -339,18 +427,14 @@ def _add_change(
     sensor: SensorState,
     comparison: Comparison,
     kind: ChangeKind,
+    delta: StructuredDelta,
     snapshot_id: str,
     base_row: dict[str, Any],
     now: datetime,
 ) -> None:
     change_id = derived_id("chg", snapshot_id)
     status = ChangeStatus.PENDING if kind in MEANINGFUL_OR_ABOVE else ChangeStatus.ARCHIVED
-    delta = {
-        "blocks_added": [b.text for b in comparison.added[:MAX_DELTA_ITEMS]],
-        "blocks_removed": [b.text for b in comparison.removed[:MAX_DELTA_ITEMS]],
-        "reasons": list(comparison.reasons),
-        "notes": [],
-    }
+    summary = delta_summary(delta)
     result.add_row(
         "changes",
         {
@@ -365,7 +449,7 @@ def _add_change(
             "significance": comparison.significance,
             "kind": kind,
             "status": status,
-            "summary": comparison.summary,
+            "summary": summary,
             "structured_delta": delta,
         },
     )
@@ -378,7 +462,7 @@ def _add_change(
                 sensor.surface,
                 kind,
                 comparison.significance,
-                comparison.summary,
+                summary,
                 now,
             )
         )
@@ -434,6 +518,7 @@ def _failed(
             "status": status,
             "consecutive_failures": failures,
             "last_failure_class": failure_class,
+            "last_failure_detail": fetched.failure_detail[:500],
             "quality_score": scheduling.quality_score(sensor.quality_score, None),
         }
     )
@@ -454,6 +539,14 @@ def _failed(
             result.review.append(
                 ReviewItem(ReviewKind.SENSOR_RETIRED, sensor.id, sensor.company_id, detail)
             )
+    if (
+        failure_class is FailureClass.BOT_CHALLENGE
+        and failures >= FAILURE_POLICY[failure_class].failures_before_failing
+    ):
+        # Spec: repeated challenges go to a person (the store keeps one open item); never bypassed.
+        result.review.append(
+            ReviewItem(ReviewKind.BLOCKED_SOURCE, sensor.id, sensor.company_id, detail)
+        )
     result.summary = f"{failure_class}: {fetched.failure_detail}".strip()
     return result
 
@@ -490,4 +583,17 @@ def _redirected(
             )
         )
     result.summary = f"redirected to {fetched.final_url}"
+    return result
+
+
+def _skipped(sensor: SensorState, fetched: Fetched, now: datetime) -> Observed:
+    """Politeness postponed the fetch: no lake rows, interval and counters untouched."""
+    result = Observed(Outcome.SKIPPED)
+    result.sensor_update = {
+        "next_run_at": fetched.retry_at or now,
+        "claimed_at": None,
+        "claimed_by": None,
+        "updated_at": now,
+    }
+    result.summary = f"skipped: {fetched.skipped_reason}"
     return result

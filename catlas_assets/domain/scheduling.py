@@ -7,6 +7,8 @@ minor:           min(current, base)
 failure:         min(max, current x FAILURE_POLICY[class].multiplier)
 next_run_at:     now + interval x U(0.9, 1.1)
 quality_score:   EMA(alpha = 0.15) toward 100 x extraction confidence, or 0 on failure
+full refetch:    at least once per full_refetch_interval_s, no conditional headers
+tier:            tier_for_interval (the letter bands live in the taxonomy)
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from catlas_assets.domain.taxonomy import FAILURE_POLICY
+from catlas_assets.domain.taxonomy import FAILURE_POLICY, tier_for_interval
 from catlas_assets.domain.vocabulary import FailureClass
 
 QUALITY_ALPHA = 0.15
@@ -78,3 +80,29 @@ def quality_score(previous: float, confidence: float | None) -> float:
     """EMA toward 100 x confidence on success, toward 0 on failure (confidence None)."""
     target = 0.0 if confidence is None else 100.0 * max(0.0, min(1.0, confidence))
     return round(previous + QUALITY_ALPHA * (target - previous), 4)
+
+
+def needs_full_fetch(
+    last_full_fetch_at: datetime | None, now: datetime, full_refetch_interval_s: int
+) -> bool:
+    """True when this fetch must go out without validators (ETag / Last-Modified).
+
+    A server that answers 304 wrongly would otherwise hide every change forever; a sensor
+    never fetched in full (first run, or state from before the rule) is fetched in full.
+    """
+    if last_full_fetch_at is None:
+        return True
+    return now - last_full_fetch_at >= timedelta(seconds=full_refetch_interval_s)
+
+
+__all__ = [
+    "JITTER",
+    "QUALITY_ALPHA",
+    "Event",
+    "Limits",
+    "needs_full_fetch",
+    "next_interval",
+    "next_run_at",
+    "quality_score",
+    "tier_for_interval",
+]

@@ -134,3 +134,48 @@ CONNECTOR_RELIABILITY: dict[str, float] = {
     "sitemap": 0.8,
     "generic_html": 0.6,
 }
+
+
+# -- discovery (spec: Discovery) ------------------------------------------------------------
+# Selection score = confidence × METHOD_WEIGHT × verified factor × depth factor.
+# A candidate we fetched and saw answer (or whose vendor API answered) beats one only seen.
+VERIFIED_FACTOR: dict[bool, float] = {True: 1.0, False: 0.75}
+# Each path segment beyond the first costs 10 %: `/careers` beats `/about/company/careers`.
+DEPTH_DECAY = 0.9
+# Below this score a candidate is logged but never becomes a sensor.
+MIN_SELECTION_SCORE = 0.3
+
+# Common paths probed for high-value surfaces still missing after the homepage, the
+# sitemap and ATS detection, most valuable first (at most 12 are ever requested).
+PROBE_PATHS: tuple[tuple[Surface, str], ...] = (
+    (Surface.CAREERS, "/careers"),
+    (Surface.CAREERS, "/jobs"),
+    (Surface.PRICING, "/pricing"),
+    (Surface.NEWSROOM, "/news"),
+    (Surface.NEWSROOM, "/newsroom"),
+    (Surface.NEWSROOM, "/press"),
+    (Surface.BLOG, "/blog"),
+    (Surface.STATUS, "/status"),
+    (Surface.INVESTORS, "/investors"),
+    (Surface.DOCS, "/docs"),
+    (Surface.PEOPLE, "/team"),
+    (Surface.PRODUCTS, "/products"),
+)
+
+# Subdomain labels probed last (DNS first, GET only for names that resolve).
+SUBDOMAIN_SURFACES: tuple[tuple[str, Surface], ...] = (
+    ("careers", Surface.CAREERS),
+    ("jobs", Surface.CAREERS),
+    ("news", Surface.NEWSROOM),
+    ("blog", Surface.BLOG),
+    ("docs", Surface.DOCS),
+    ("developer", Surface.DEVELOPER),
+    ("developers", Surface.DEVELOPER),
+    ("status", Surface.STATUS),
+    ("investors", Surface.INVESTORS),
+    ("ir", Surface.INVESTORS),
+    ("shop", Surface.PRODUCTS),
+)
+
+# The connector a selected sensor starts with when discovery found nothing more specific.
+DEFAULT_CONNECTOR: dict[Surface, str] = {Surface.FEED: "feed"}

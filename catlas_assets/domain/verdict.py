@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 from catlas_assets.domain.vocabulary import FailureClass, RunOutcome, Stop
 
@@ -74,3 +75,21 @@ def next_empty_streak(previous: int, *, productive: bool, claimed: int) -> int:
     if claimed == 0:
         return previous
     return previous + 1
+
+
+class FailWhen(StrEnum):
+    """Which failed runs make a command exit 1 (`--fail-when`)."""
+
+    ANY = "any"
+    ALL = "all"
+    NEVER = "never"
+
+
+def exit_code(outcomes: list[RunOutcome], fail_when: FailWhen) -> int:
+    """Success and partial exit 0; failed runs exit 1 as `fail_when` says."""
+    failed = [o for o in outcomes if o is RunOutcome.FAILED]
+    if fail_when is FailWhen.NEVER or not failed:
+        return 0
+    if fail_when is FailWhen.ALL and len(failed) < len(outcomes):
+        return 0
+    return 1

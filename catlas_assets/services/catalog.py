@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from catlas_assets.domain.connectors import registry as connectors
 from catlas_assets.domain.seeding import seed_sensor
 from catlas_assets.domain.urls import check_url, registrable_domain
 from catlas_assets.domain.vocabulary import DiscoveryMethod, SensorStatus, Surface
 from catlas_assets.errors import CatlasError, NotFoundError
 from catlas_assets.services.runtime import Runtime
+from resources.state.onboarding_store import enqueue_discover
 
 
 def add_company(
@@ -22,7 +24,7 @@ def add_company(
     if tier not in (1, 2, 3, 4):
         raise CatlasError(f"tier {tier} is not one of 1, 2, 3, 4")
     domain = registrable_domain(check_url(website)) if website else None
-    return runtime.store.add_company(
+    company_id = runtime.store.add_company(
         name=name,
         website=website,
         domain=domain,
@@ -30,6 +32,14 @@ def add_company(
         tier=tier,
         now=runtime.clock.now(),
     )
+    # Every new company waits for its discovery (spec: Discovery, onboarding).
+    enqueue_discover(
+        runtime.store,
+        company_id,
+        now=runtime.clock.now(),
+        max_attempts=runtime.settings.onboarding_max_attempts,
+    )
+    return company_id
 
 
 def resolve_company(runtime: Runtime, ref: str) -> dict[str, Any]:
@@ -60,6 +70,7 @@ def add_sensor(
             f"unknown surface {surface!r}; one of: {', '.join(s.value for s in Surface)}"
         ) from None
     url = check_url(url)
+    connectors.get(connector)  # an unknown connector name is refused here, not at run time
     company = runtime.store.company(company_id)
     now = runtime.clock.now()
     settings = runtime.settings

@@ -13,7 +13,7 @@ from typing import Any
 
 from catlas_assets.domain.verdict import Tally
 from catlas_assets.domain.vocabulary import RunKind, Stop
-from catlas_assets.services import compaction, demo_seed, sql
+from catlas_assets.services import compaction, demo_seed, onboarding, sql
 from catlas_assets.services.runs import RunRecorder, RunReport
 from catlas_assets.services.runtime import Runtime
 from catlas_assets.services.tick import SUCCESSES, run_tick
@@ -48,15 +48,19 @@ def reset_state(state_dir: Path) -> bool:
     return existed
 
 
+def check_ready(settings: Settings) -> None:
+    """The demo's lake lives under the state dir: refuse before resetting anything there."""
+    Runtime(settings.with_overrides(database_url="", lake_url="", hosts="")).check_ready()
+
+
 def run_demo(
     settings: Settings,
     *,
-    days: int = 15,
+    days: int = 21,
     on_progress: Callable[[datetime, datetime], None] | None = None,
 ) -> DemoResult:
     state_dir = settings.state_path
-    # The demo's lake lives under the state dir: refuse before resetting anything there.
-    Runtime(settings.with_overrides(database_url="", lake_url="", hosts="")).check_ready()
+    check_ready(settings)
     reset = reset_state(state_dir)
     start = DEFAULT_NOW
     end = start + timedelta(days=days)
@@ -64,13 +68,21 @@ def run_demo(
         hosts = web.write_hosts_file(state_dir / "fixture-hosts")
         clock = VirtualClock(start)
         runtime = Runtime(
-            settings.with_overrides(hosts=str(hosts), database_url="", lake_url=""),
+            settings.with_overrides(
+                hosts=str(hosts),
+                database_url="",
+                lake_url="",
+                # The fixture web runs on this machine while weeks pass on a virtual clock.
+                domain_spacing_s=min(settings.domain_spacing_s, 0.05),
+            ),
             clock=clock,
             rng=random.Random(2026),
         )
         try:
-            companies = demo_seed.load_companies(runtime, fixtures_dir() / "companies.csv")
-            demo_seed.load_sensors(runtime, fixtures_dir() / "sensors.toml", companies)
+            demo_seed.load_companies(runtime, fixtures_dir() / "companies.csv")
+            # Sensors come from discovery, as for any company a user adds; their first
+            # runs happen now so that every planted change has a baseline before it.
+            onboarding.onboard_pending(runtime, fetch_now=True)
             recorder = RunRecorder(runtime, RunKind.DAEMON)
             totals: Counter[str] = Counter()
             ticks = 0

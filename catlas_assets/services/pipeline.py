@@ -4,17 +4,24 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
+from catlas_assets.domain import scheduling
+from catlas_assets.domain.connectors import registry
+from catlas_assets.domain.extract.models import Extraction
 from catlas_assets.domain.models import SensorState
 from catlas_assets.domain.normalize import Block
-from catlas_assets.domain.observe import observe
+from catlas_assets.domain.observe import Observed, observe
 from catlas_assets.domain.vocabulary import ChangeKind, FailureClass, Outcome, SensorStatus
+from catlas_assets.errors import CatlasError
 from catlas_assets.ids import new_id
+from catlas_assets.services.connector_fetch import connector_stats, fetch_for_sensor
 from catlas_assets.services.runtime import Runtime
 from resources.fetcher import Fetcher
+from resources.state import connector_stats as connector_stats_table
 
 
 @dataclass(frozen=True)
@@ -52,44 +59,51 @@ def sensor_state(row: dict[str, Any]) -> SensorState:
         last_snapshot_id=row["last_snapshot_id"],
         last_blocks_key=row["last_blocks_key"],
         last_text_key=row["last_text_key"],
+        last_extraction_key=row.get("last_extraction_key"),
         consecutive_unchanged=row["consecutive_unchanged"],
         consecutive_failures=row["consecutive_failures"],
         last_full_fetch_at=row["last_full_fetch_at"],
+        last_failure_class=(
+            FailureClass(row["last_failure_class"]) if row.get("last_failure_class") else None
+        ),
         config=dict(row["config"] or {}),
     )
 
 
 def wants_full_fetch(sensor: SensorState, now: datetime, full_refetch_interval_s: int) -> bool:
     """Leave out validators now and then, so a server that answers 304 wrongly is caught."""
-    if sensor.last_full_fetch_at is None:
-        return sensor.snapshot_version == 0
-    return now - sensor.last_full_fetch_at >= timedelta(seconds=full_refetch_interval_s)
+    return scheduling.needs_full_fetch(sensor.last_full_fetch_at, now, full_refetch_interval_s)
 
 
 async def run_sensor(
     runtime: Runtime, fetcher: Fetcher, row: dict[str, Any], run_id: str, *, force: bool = False
 ) -> SensorRun:
     sensor = sensor_state(row)
+    # Drawn before the first await, so in claim order: the schedule's jitter does not depend
+    # on which concurrent fetch finishes first (politeness waits reorder them).
+    rng = random.Random(runtime.rng.getrandbits(64))
     now = runtime.clock.now()
     full = force or wants_full_fetch(sensor, now, runtime.settings.full_refetch_interval_s)
-    fetched = await fetcher.fetch(
-        sensor.url,
-        etag=None if full else sensor.etag,
-        last_modified=None if full else sensor.last_modified,
-    )
+    fetched = await fetch_for_sensor(fetcher, sensor, full=full)
     now = runtime.clock.now()
     previous: list[Block] | None = None
+    previous_extraction: Extraction | None = None
     if fetched.failure_class is None and not fetched.not_modified and sensor.last_blocks_key:
         previous = await asyncio.to_thread(_load_blocks, runtime, sensor.last_blocks_key)
+        if sensor.last_extraction_key:
+            previous_extraction = await asyncio.to_thread(
+                _load_extraction, runtime, sensor.last_extraction_key
+            )
     observed = observe(
         sensor,
         fetched,
         previous,
+        previous_extraction=previous_extraction,
         now=now,
         run_id=run_id,
         observation_id=new_id("obs", now),
         policy=runtime.policy,
-        rng=runtime.rng,
+        rng=rng,
     )
     stored = 0
     for key, data in observed.objects.items():
@@ -108,6 +122,11 @@ async def run_sensor(
         ledger=(f"{now:%Y-%m-%d}", sensor.company_id, sensor.connector, fetched.requests, stored),
         now=now,
     )
+    failure_class = fetched.failure_class or (
+        FailureClass.SCHEMA if observed.outcome is Outcome.FAILED else None
+    )
+    if committed and not fetched.skipped_reason:
+        await asyncio.to_thread(_record_connector, runtime, sensor, observed, failure_class, now)
     return SensorRun(
         sensor_id=sensor.id,
         company_id=sensor.company_id,
@@ -116,11 +135,47 @@ async def run_sensor(
         outcome=observed.outcome,
         change_kind=observed.change_kind,
         summary=observed.summary,
-        failure_class=fetched.failure_class,
+        failure_class=failure_class,
         requests=fetched.requests,
         committed=committed,
         noise=observed.noise,
     )
+
+
+def _record_connector(
+    runtime: Runtime,
+    sensor: SensorState,
+    observed: Observed,
+    failure_class: FailureClass | None,
+    now: datetime,
+) -> None:
+    try:
+        connector = registry.get(sensor.connector)
+    except CatlasError:
+        return
+    snapshots = observed.rows.get("snapshots") or []
+    # Only a snapshot carries an extraction; other runs keep the last count.
+    entities = (
+        int((snapshots[0].get("extracted_summary") or {}).get("entities", 0)) if snapshots else None
+    )
+    connector_stats_table.record_run(
+        runtime.store,
+        name=connector.name,
+        kind=connector.kind,
+        version=connector.version,
+        now=now,
+        change=lambda stats: connector_stats(
+            stats,
+            outcome=observed.outcome.value,
+            failure_class=failure_class.value if failure_class else None,
+            entities=entities,
+            now=now,
+        ),
+    )
+
+
+def _load_extraction(runtime: Runtime, key: str) -> Extraction:
+    return Extraction.from_json(runtime.archive.get(key))
 
 
 def _load_blocks(runtime: Runtime, key: str) -> list[Block]:

@@ -143,3 +143,26 @@ def write_last_run(state_dir: Path, report: RunReport) -> None:
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_text(json.dumps(data, indent=2, sort_keys=True))
     os.replace(tmp, path)
+
+
+def unstarted_report(
+    kind: RunKind, now: datetime, *, stop: Stop = Stop.INTERRUPTED, detail: str = "Not started"
+) -> RunReport:
+    """The verdict of a run that never started: failed, and written nowhere.
+
+    `.last_run.json` and `catlas report` keep describing the last run that did start.
+    """
+    return RunReport(
+        run_id="-",
+        kind=kind.value,
+        stop=stop,
+        outcome=RunOutcome.FAILED,
+        detail=detail,
+        started_at=now,
+        completed_at=now,
+    )
+
+
+def refused_report(kind: RunKind, now: datetime, error: BlockingIOError) -> RunReport:
+    """A run whose storage another process holds: failed with the `error` stop, naming it."""
+    return unstarted_report(kind, now, stop=Stop.ERROR, detail=error.strerror or str(error))

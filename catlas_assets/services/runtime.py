@@ -14,8 +14,11 @@ from catlas_assets.settings import Settings
 from resources.archive import ObjectArchive
 from resources.clock import Clock, clock_for
 from resources.fetcher import FetchConfig, Fetcher
+from resources.governor import DomainGovernor, GovernorConfig
 from resources.lake import Lake
 from resources.resolver import HostMap, Resolver
+from resources.robots_cache import RobotsCache
+from resources.state.politeness import DomainBudgets
 from resources.state.store import StateStore
 from resources.storage import Storage
 
@@ -59,8 +62,35 @@ class Runtime:
         hosts = self.settings.hosts
         return Resolver(HostMap.load(hosts) if hosts else None)
 
-    def fetcher(self) -> Fetcher:
-        """A new pooled client; one per worker event loop (httpx clients are loop-bound)."""
+    @cached_property
+    def robots_cache(self) -> RobotsCache:
+        """Parsed robots.txt per origin; outlives ticks so each is fetched once per TTL."""
+        return RobotsCache()
+
+    @cached_property
+    def domain_budgets(self) -> DomainBudgets:
+        return DomainBudgets(self.store, self.settings.domain_daily_budget)
+
+    def governor(self) -> DomainGovernor:
+        """Per-domain spacing, concurrency and budgets; one per event loop, like the fetcher."""
+        s = self.settings
+        return DomainGovernor(
+            GovernorConfig(
+                spacing_s=s.domain_spacing_s,
+                concurrency=s.domain_concurrency,
+                crawl_delay_max_s=s.crawl_delay_max_s,
+                retry_after_max_s=s.retry_after_max_s,
+            ),
+            now=self.clock.now,
+            budgets=self.domain_budgets,
+        )
+
+    def fetcher(self, *, governed: bool = True) -> Fetcher:
+        """A new pooled client; one per worker event loop (httpx clients are loop-bound).
+
+        `governed=False` leaves out the DomainGovernor (no budget, no spacing): only for
+        the one-off robots.txt check of `catlas robots check`.
+        """
         s = self.settings
         return Fetcher(
             FetchConfig(
@@ -72,8 +102,13 @@ class Runtime:
                 retries=s.fetch_retries,
                 max_redirects=s.max_redirects,
                 max_connections=max(8, s.fetch_concurrency),
+                robots_ttl_s=s.robots_ttl_s,
+                robots_unavailable_retry_s=s.robots_unavailable_retry_s,
             ),
             self.resolver,
+            robots=self.robots_cache,
+            governor=self.governor() if governed else None,
+            now=self.clock.now,
         )
 
     @cached_property
@@ -94,6 +129,8 @@ class Runtime:
             keep_noise_snapshots=s.keep_noise_snapshots,
             stale_after_failures=s.stale_after_failures,
             retire_after_failures=s.retire_after_failures,
+            extracted_max_items=s.extracted_max_items,
+            extracted_max_bytes=s.extracted_max_bytes,
         )
 
     def check_ready(self) -> None:

@@ -8,12 +8,17 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from catlas_assets.domain.urls import registrable_domain
 from catlas_assets.domain.verdict import Tally
 from catlas_assets.domain.vocabulary import MEANINGFUL_OR_ABOVE, Outcome, RunKind, Stop
 from catlas_assets.services import lake_sync
-from catlas_assets.services.pipeline import SensorRun, run_sensor
-from catlas_assets.services.runs import RunRecorder, RunReport
+from catlas_assets.services.claimed_work import ClaimedResult, run_claimed
+from catlas_assets.services.pipeline import SensorRun
+from catlas_assets.services.robots_recheck import recheck_blocked
+from catlas_assets.services.run_control import RunControl
+from catlas_assets.services.runs import RunRecorder, RunReport, unstarted_report
 from catlas_assets.services.runtime import Runtime
+from resources.state.scheduler_lock import scheduler_lock
 
 SUCCESSES = (Outcome.OK, Outcome.CHANGED, Outcome.UNCHANGED, Outcome.NOT_MODIFIED)
 
@@ -29,40 +34,84 @@ def run_tick(
     *,
     on_sensor_done: Callable[[SensorRun], None] | None = None,
     launch_handle: str | None = None,
+    control: RunControl | None = None,
+) -> TickResult:
+    """One tick. Raises BlockingIOError (writing nothing) when another scheduler holds the
+    embedded SQLite state file; returns a failed "Not started" report, written nowhere,
+    when a signal, the deadline or a spent request budget stops it before it starts."""
+    control = control or RunControl()
+    if control.stop_before_start() or control.budget_stop():
+        return TickResult(unstarted_report(RunKind.TICK, runtime.clock.now()))
+    with scheduler_lock(runtime.settings.resolved_database_url):
+        return _tick(runtime, control, on_sensor_done, launch_handle)
+
+
+def _tick(
+    runtime: Runtime,
+    control: RunControl,
+    on_sensor_done: Callable[[SensorRun], None] | None,
+    launch_handle: str | None,
 ) -> TickResult:
     started = time.monotonic()
     recorder = RunRecorder(runtime, RunKind.TICK, launch_handle=launch_handle)
     settings = runtime.settings
+    guard = control.guard(settings)
+    recheck_blocked(runtime)  # robots.txt may allow blocked sensors again: due in this tick
     claimed = runtime.store.claim_due(
         now=runtime.clock.now(),
         worker=runtime.worker,
         limit=settings.scheduler_claim_batch,
         claim_timeout_s=settings.claim_timeout_s,
     )
-    runs = (
-        asyncio.run(_run_all(runtime, claimed, recorder.run_id, on_sensor_done)) if claimed else []
-    )
+    done = ClaimedResult()
+    if claimed:
+        try:
+            done = asyncio.run(
+                run_claimed(runtime, claimed, recorder.run_id, guard, control, on_sensor_done)
+            )
+        except Exception as exc:
+            # The crawl raised: the claims go back, the run still gets its verdict (error).
+            runtime.store.release_claims([r["id"] for r in claimed], runtime.worker)
+            recorder.finish(
+                stop=Stop.ERROR,
+                tally=Tally(coverage_gaps=len(claimed)),
+                counters=count([], claimed=len(claimed)),
+                detail=" ".join(f"{type(exc).__name__}: {exc}".split())[:500],
+            )
+            raise
+        except BaseException:
+            runtime.store.release_claims([r["id"] for r in claimed], runtime.worker)
+            raise
     # Unscoped: rows a crashed worker committed but never flushed go out with ours.
     lake_sync.flush(runtime)
+    runs = done.runs
     counters = count(runs, claimed=len(claimed))
+    counters["released"] = len(done.released)
     failed = counters["failed"] + counters["redirected"]
     tally = Tally(
         succeeded=sum(counters[o.value] for o in SUCCESSES),
         failures=failed,
-        coverage_gaps=failed + counters["skipped"],
-        productive=any(r.outcome in SUCCESSES for r in runs),
+        # A coverage gap is a due sensor that failed or was not reached.
+        coverage_gaps=failed + counters["skipped"] + len(done.released),
+        productive=any(r.outcome in SUCCESSES and r.committed for r in runs),
     )
+    guard.settle({registrable_domain(r["url"]) for r in claimed})
+    stop = guard.stop or Stop.QUEUE_EMPTY
+    detail = "; ".join(dict.fromkeys(d for d in (guard.detail, guard.domain_detail()) if d))
     report = recorder.finish(
-        stop=Stop.QUEUE_EMPTY,
+        stop=stop,
         tally=tally,
         counters=counters,
+        detail=detail,
         tick_ms=int((time.monotonic() - started) * 1000),
     )
-    runtime.store.put_kv(
-        "scheduler:heartbeat",
-        {"worker": runtime.worker, "run_id": report.run_id, "at": report.completed_at.isoformat()},
-        report.completed_at,
-    )
+    beat = {
+        "worker": runtime.worker,
+        "run_id": report.run_id,
+        "at": report.completed_at.isoformat(),
+    }
+    runtime.store.put_kv("scheduler:heartbeat", beat, report.completed_at)
+    runtime.store.put_kv(f"scheduler:heartbeat:{runtime.worker}", beat, report.completed_at)
     return TickResult(report, runs)
 
 
@@ -73,22 +122,3 @@ def count(runs: list[SensorRun], *, claimed: int) -> dict[str, int]:
     counters["meaningful"] = sum(1 for r in runs if r.change_kind in MEANINGFUL_OR_ABOVE)
     counters["requests"] = sum(r.requests for r in runs)
     return counters
-
-
-async def _run_all(
-    runtime: Runtime,
-    claimed: list[dict],
-    run_id: str,
-    on_sensor_done: Callable[[SensorRun], None] | None,
-) -> list[SensorRun]:
-    semaphore = asyncio.Semaphore(runtime.settings.fetch_concurrency)
-    async with runtime.fetcher() as fetcher:
-
-        async def one(row: dict) -> SensorRun:
-            async with semaphore:
-                result = await run_sensor(runtime, fetcher, row, run_id)
-            if on_sensor_done is not None:
-                on_sensor_done(result)
-            return result
-
-        return list(await asyncio.gather(*(one(row) for row in claimed)))

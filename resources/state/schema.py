@@ -145,9 +145,12 @@ sensors = Table(
     Column("last_snapshot_id", String(40)),
     Column("last_blocks_key", Text),
     Column("last_text_key", Text),
+    # The last snapshot's full extraction (archive object): the sensor's current entities.
+    Column("last_extraction_key", Text),
     Column("consecutive_unchanged", Integer, nullable=False, default=0),
     Column("consecutive_failures", Integer, nullable=False, default=0),
     Column("last_failure_class", String(24)),
+    Column("last_failure_detail", Text),
     _ts("last_fetched_at"),
     _ts("last_success_at"),
     _ts("last_change_at"),
@@ -198,6 +201,18 @@ queue_jobs = Table(
     _ts("updated_at", nullable=False),
     _in("status", QueueJobStatus),
     Index(None, "kind", "status", "run_after"),
+)
+
+# At most one open (pending or running) job of a kind per company: two onboarding workers
+# can then never hold discover jobs for the same company at once.
+_open_job = queue_jobs.c.status.in_([QueueJobStatus.PENDING.value, QueueJobStatus.RUNNING.value])
+Index(
+    "uq_queue_jobs_open_per_company",
+    queue_jobs.c.kind,
+    queue_jobs.c.company_id,
+    unique=True,
+    sqlite_where=_open_job,
+    postgresql_where=_open_job,
 )
 
 domain_budgets = Table(
@@ -316,6 +331,19 @@ lake_outbox = Table(
     Index(None, "flush_id"),
 )
 
+# Periodic tasks (stale-claim sweep, compaction, onboarding, repair) run under a lease so
+# that several daemons, and Dagster schedules, never run one task twice at once.
+task_leases = Table(
+    "task_leases",
+    metadata,
+    Column("name", String(60), primary_key=True),
+    Column("holder", String(120)),
+    _ts("acquired_at"),
+    _ts("expires_at"),
+    _ts("last_completed_at"),
+    Column("last_holder", String(120)),
+)
+
 __all__ = [
     "change_inbox",
     "companies",
@@ -330,4 +358,5 @@ __all__ = [
     "review_queue",
     "sensors",
     "settings_kv",
+    "task_leases",
 ]

@@ -108,6 +108,7 @@ def test_requests_are_appended_to_the_log_file(tmp_path) -> None:
         "if_modified_since",
         "user_agent",
         "response_bytes",
+        "received",
     }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fixture_web import FixtureWeb
+from fixture_web import FixtureWeb, default_root
 
 NORTHWIND = "northwind-robotics.com"
 
@@ -32,13 +32,17 @@ def test_host_header_port_and_case_are_ignored(client) -> None:
 
 
 def test_served_hosts_cover_every_site_folder(web: FixtureWeb) -> None:
-    assert web.hosts == [
+    folders = sorted(p.name for p in default_root().iterdir() if p.is_dir())
+    assert web.hosts == folders
+    assert {
         "bluefin-analytics.io",
         "northwind-robotics.com",
         "orbitpay.com",
         "status.bluefin-analytics.io",
         "www.northwind-robotics.com",
-    ]
+        "faultline.dev",
+        "robots-500.faultline.dev",
+    } <= set(web.hosts)
 
 
 def test_unknown_host_is_404_with_small_html(client) -> None:

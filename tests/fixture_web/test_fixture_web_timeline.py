@@ -15,6 +15,21 @@ ORBIT = "orbitpay.com"
 LAST_DAY = 16
 
 
+def facts_changes() -> list[dict]:
+    """The extraction timeline (ATS boards, Kestrel Labs): changes, noise and degradation."""
+    return tomllib.loads((default_root().parent / "facts_timeline.toml").read_text())["change"]
+
+
+@pytest.mark.parametrize(
+    "change", facts_changes(), ids=lambda c: f"d{c['day']}-{c['host']}{c['path']}-{c['expect']}"
+)
+def test_every_planted_fact_change_moves_the_bytes_on_its_day(client, change) -> None:
+    before = client.on_day(change["day"] - 1, change["host"], change["path"])
+    after = client.on_day(change["day"], change["host"], change["path"])
+    assert before.status_code == after.status_code == 200
+    assert after.content != before.content
+
+
 def changes() -> list[dict]:
     return tomllib.loads((default_root() / "timeline.toml").read_text())["change"]
 
@@ -141,18 +156,74 @@ def test_every_planted_change_is_served_on_its_day(client, change) -> None:
         assert after.status_code in (404, 410)
 
 
-def _every_url(web: FixtureWeb) -> list[tuple[str, str]]:
+# Fault fixtures: hosts whose pages fail on demand (slow, reset, bombs) for the fetch layer.
+FAULT_DOMAINS = ("faultline.dev", "faultline-labs.com", "patient-crawler.dev")
+# The one planted change among them: robots-flip's robots.txt allows everything from day 3.
+FAULT_CHANGES = {("robots-flip.faultline.dev", "/robots.txt", 3)}
+
+
+def is_fault_host(host: str) -> bool:
+    return any(host == d or host.endswith("." + d) for d in FAULT_DOMAINS)
+
+
+def _every_url(web: FixtureWeb, *, faults: bool = False) -> list[tuple[str, str]]:
     urls = set()
     for host in web.hosts:
+        if is_fault_host(host) is not faults:
+            continue
         site = web.site(host)
         urls.update((host, page.url_path) for page in site.pages.values())
-        urls.update((host, route.path.rstrip("*") or "/") for route in site.routes)
+        urls.update(
+            (host, route.path.rstrip("*") or "/")
+            for route in site.routes
+            # Slow, dropped, corrupt and multi-megabyte answers are exercised by the fetch tests.
+            if not (
+                route.delay_ms
+                or route.fault
+                or route.repeat > 1
+                or "Content-Encoding" in route.headers
+            )
+        )
     return sorted(urls)
 
 
+def test_fault_fixtures_answer_alike_every_day_but_the_robots_flip(client, web) -> None:
+    urls = _every_url(web, faults=True)
+    assert len(urls) > 30
+
+    def answer(host: str, path: str) -> tuple[int, bytes]:
+        response = client.get(host, path)
+        return response.status_code, response.content
+
+    web.set_day(0)
+    previous = {url: answer(*url) for url in urls}
+    changed = set()
+    for day in range(1, LAST_DAY + 1):
+        web.set_day(day)
+        for host, path in urls:
+            now = answer(host, path)
+            if now != previous[host, path]:
+                changed.add((host, path, day))
+            previous[host, path] = now
+    assert changed == FAULT_CHANGES
+
+
+# Scheduler fixtures (tests/scheduler): a meaningful change, a removal, and a page whose
+# validators lie (it changes, yet conditional requests keep getting 304).
+SCHEDULER_CHANGES = {
+    ("cadence-works.com", "/launches", 3),
+    ("cadence-works.com", "/retired-line", 2),
+    ("cadence-works.com", "/cache", 4),
+}
+
+
 def test_nothing_changes_except_what_the_timeline_plants(client, web: FixtureWeb) -> None:
-    planted = {(c["host"], c["path"], c["day"]) for c in changes()}
-    planted_days = {(c["host"], c["day"]) for c in changes()}
+    planted = (
+        {(c["host"], c["path"], c["day"]) for c in changes()}
+        | SCHEDULER_CHANGES
+        | {(c["host"], c["path"], c["day"]) for c in facts_changes()}
+    )
+    planted_days = {(c["host"], c["day"]) for c in (*changes(), *facts_changes())}
     urls = _every_url(web)
     assert len(urls) > 25
 
@@ -174,3 +245,17 @@ def test_nothing_changes_except_what_the_timeline_plants(client, web: FixtureWeb
                 unplanned.append((day, host, path, was[0], now[0]))
             previous[host, path] = now
     assert unplanned == []
+
+
+def test_discovery_fixture_companies_are_served_and_static(web: FixtureWeb) -> None:
+    # The discovery fixtures (fixtures/discovery_truth.toml) plant no timeline changes; the
+    # test above checks they never change. Here: every company's website and every planted
+    # surface host is a host the fixture web serves.
+    from urllib.parse import urlsplit
+
+    truth = tomllib.loads((default_root().parent / "discovery_truth.toml").read_text())
+    hosts = set(web.hosts)
+    for company in truth["company"]:
+        urls = [company.get("website")] + [s["url"] for s in company["surfaces"]]
+        for url in filter(None, urls):
+            assert urlsplit(url).hostname in hosts, (company["name"], url)

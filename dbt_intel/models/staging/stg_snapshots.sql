@@ -27,6 +27,7 @@ select
     cast(object_key as varchar) as object_key,
     cast(text_key as varchar) as text_key,
     cast(blocks_key as varchar) as blocks_key,
+    cast(extraction_key as varchar) as extraction_key,
     cast(extracted as json) as extracted,
     cast(extracted_summary as json) as extracted_summary,
     cast(extractor_version as varchar) as extractor_version

@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises:
-Create Date: 2026-11-30 08:52:30.307853
+Create Date: 2026-11-30 09:14:55.184515
 """
 
 from collections.abc import Sequence
@@ -130,6 +130,16 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("key", name=op.f("pk_settings_kv")),
     )
     op.create_table(
+        "task_leases",
+        sa.Column("name", sa.String(length=60), nullable=False),
+        sa.Column("holder", sa.String(length=120), nullable=True),
+        sa.Column("acquired_at", sa.DateTime(timezone=True), nullable=True),
+        sa.Column("expires_at", sa.DateTime(timezone=True), nullable=True),
+        sa.Column("last_completed_at", sa.DateTime(timezone=True), nullable=True),
+        sa.Column("last_holder", sa.String(length=120), nullable=True),
+        sa.PrimaryKeyConstraint("name", name=op.f("pk_task_leases")),
+    )
+    op.create_table(
         "cost_ledger",
         sa.Column("id", sa.Integer(), nullable=False),
         sa.Column("day", sa.String(length=10), nullable=False),
@@ -191,6 +201,13 @@ def upgrade() -> None:
             ["kind", "status", "run_after"],
             unique=False,
         )
+        batch_op.create_index(
+            "uq_queue_jobs_open_per_company",
+            ["kind", "company_id"],
+            unique=True,
+            sqlite_where=sa.text("status IN ('pending', 'running')"),
+            postgresql_where=sa.text("status IN ('pending', 'running')"),
+        )
 
     op.create_table(
         "sensors",
@@ -217,9 +234,11 @@ def upgrade() -> None:
         sa.Column("last_snapshot_id", sa.String(length=40), nullable=True),
         sa.Column("last_blocks_key", sa.Text(), nullable=True),
         sa.Column("last_text_key", sa.Text(), nullable=True),
+        sa.Column("last_extraction_key", sa.Text(), nullable=True),
         sa.Column("consecutive_unchanged", sa.Integer(), nullable=False),
         sa.Column("consecutive_failures", sa.Integer(), nullable=False),
         sa.Column("last_failure_class", sa.String(length=24), nullable=True),
+        sa.Column("last_failure_detail", sa.Text(), nullable=True),
         sa.Column("last_fetched_at", sa.DateTime(timezone=True), nullable=True),
         sa.Column("last_success_at", sa.DateTime(timezone=True), nullable=True),
         sa.Column("last_change_at", sa.DateTime(timezone=True), nullable=True),
@@ -346,11 +365,17 @@ def downgrade() -> None:
 
     op.drop_table("sensors")
     with op.batch_alter_table("queue_jobs", schema=None) as batch_op:
+        batch_op.drop_index(
+            "uq_queue_jobs_open_per_company",
+            sqlite_where=sa.text("status IN ('pending', 'running')"),
+            postgresql_where=sa.text("status IN ('pending', 'running')"),
+        )
         batch_op.drop_index(batch_op.f("ix_queue_jobs_kind_status_run_after"))
 
     op.drop_table("queue_jobs")
     op.drop_table("domains")
     op.drop_table("cost_ledger")
+    op.drop_table("task_leases")
     op.drop_table("settings_kv")
     with op.batch_alter_table("lake_outbox", schema=None) as batch_op:
         batch_op.drop_index(batch_op.f("ix_lake_outbox_flush_id"))

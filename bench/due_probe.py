@@ -1,0 +1,112 @@
+"""How fast the Dagster sensor's due probe and a claim are with a million sensors.
+
+Usage (a throwaway PostgreSQL database; it is created, filled and dropped):
+
+    CATLAS_BENCH_PG_ADMIN_URL=postgresql://postgres@127.0.0.1:5432/postgres \
+        python bench/due_probe.py [--sensors 1000000]
+
+Prints the query plans and the median time of `next_due_at` (the `due_sensors` sensor's
+only catlas query) and of one `claim_due` batch. Figures belong here, run side by side
+with a peer, never in a timed unit test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import statistics
+import time
+from datetime import UTC, datetime
+
+import psycopg
+from sqlalchemy import text
+from sqlalchemy.engine import make_url
+
+from resources.state.store import StateStore
+
+NOW = datetime(2026, 1, 5, 8, tzinfo=UTC)
+
+
+def _timed(fn, repeat: int) -> float:
+    samples = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - started)
+    return statistics.median(samples)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sensors", type=int, default=1_000_000)
+    parser.add_argument("--repeat", type=int, default=20)
+    args = parser.parse_args()
+    admin_url = os.environ.get(
+        "CATLAS_BENCH_PG_ADMIN_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
+    )
+    name = f"catlas_bench_{secrets.token_hex(4)}"
+    with psycopg.connect(admin_url, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    url = make_url(admin_url).set(drivername="postgresql+psycopg", database=name)
+    store = StateStore.open(url.render_as_string(hide_password=False))
+    try:
+        started = time.perf_counter()
+        with store.engine.begin() as conn:
+            conn.execute(
+                text(
+                    "INSERT INTO companies (id, name, importance, tier, onboarding_status, "
+                    "stats, source_meta, created_at, updated_at) "
+                    "VALUES (1, 'bench', 0.5, 3, 'active', '{}', '{}', :now, :now)"
+                ),
+                {"now": NOW},
+            )
+            # Mostly future sensors in every status, a few hundred due: a realistic queue.
+            conn.execute(
+                text(
+                    "INSERT INTO sensors (company_id, surface, url, connector, status, tier, "
+                    "base_interval_s, current_interval_s, next_run_at, priority, quality_score, "
+                    "snapshot_version, consecutive_unchanged, consecutive_failures, config, "
+                    "created_at, updated_at) "
+                    "SELECT 1, 'products', 'http://bench.example/' || g, 'generic_html', "
+                    "(ARRAY['active','active','active','failing','pending','stale','retired'])"
+                    "[1 + g % 7], 'C', 86400, 86400, "
+                    ":now + make_interval(secs => (g % 604800) - 300), 0.5, 50, 0, 0, 0, '{}', "
+                    ":now, :now FROM generate_series(1, :n) AS g"
+                ),
+                {"now": NOW, "n": args.sensors},
+            )
+            conn.execute(text("ANALYZE sensors"))
+        print(f"{args.sensors} sensors inserted in {time.perf_counter() - started:.1f} s")
+        with store.engine.connect() as conn:
+            for status in ("active", "failing", "pending"):
+                plan = conn.execute(
+                    text(
+                        "EXPLAIN ANALYZE SELECT next_run_at FROM sensors WHERE status = :s "
+                        "ORDER BY next_run_at LIMIT 1"
+                    ),
+                    {"s": status},
+                ).fetchall()
+                print(f"-- due probe ({status})")
+                print("\n".join(r[0] for r in plan))
+        probe = _timed(store.next_due_at, args.repeat)
+        print(f"next_due_at: median {probe * 1000:.2f} ms over {args.repeat} runs")
+        batch = []
+
+        def claim() -> None:
+            batch.append(
+                store.claim_due(
+                    now=NOW, worker=f"bench-{len(batch)}", limit=100, claim_timeout_s=900
+                )
+            )
+
+        claimed = _timed(claim, min(args.repeat, 5))
+        print(f"claim_due (100): median {claimed * 1000:.2f} ms; claimed {sum(map(len, batch))}")
+    finally:
+        store.close()
+        with psycopg.connect(admin_url, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+if __name__ == "__main__":
+    main()

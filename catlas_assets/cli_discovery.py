@@ -1,0 +1,139 @@
+"""CLI commands of discovery and onboarding: `discover`, `onboard`, `companies import`.
+
+Registered on the `catlas` group by cli.py; thin fronts over services/discovery.py,
+services/onboarding.py and services/company_import.py.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+from catlas_assets.cli import (
+    EXIT_RUN_FAILED,
+    Context,
+    _finish,
+    _table,
+    console,
+    errors,
+    pass_context,
+)
+from catlas_assets.errors import CatlasError
+
+
+@click.command("discover")
+@click.argument("url")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@pass_context
+def discover(obj: Context, url: str, as_json: bool) -> None:
+    """Dry run: the surfaces discovery would create sensors for (writes nothing)."""
+    from catlas_assets.services.discovery import discover_company
+
+    runtime = obj.runtime
+    _ = runtime.resolver  # a malformed CATLAS_HOSTS is one error before any request
+    result = discover_company(runtime, url, dry_run=True)
+    if as_json:
+        click.echo(json.dumps(result.as_json(), indent=2))
+        return
+    _table(
+        ["", "surface", "url", "method", "conf", "verified", "score", "connector", "reason"],
+        [
+            (
+                "✓" if c.selected else "",
+                c.surface.value,
+                c.url,
+                c.method.value,
+                f"{c.confidence:.2f}",
+                "yes" if c.verified else "no",
+                f"{c.score:.3f}",
+                c.connector,
+                c.reason,
+            )
+            for c in result.candidates
+        ],
+        title=f"{url}: {len(result.selected)} surfaces selected of {len(result.candidates)} candidates",
+    )
+    line = (
+        f"{result.status}: {result.requests}/{result.max_requests} requests, "
+        f"{result.elapsed_s:.1f}/{result.budget_s:g} s"
+    )
+    if result.cut:
+        line += f", cut: {', '.join(result.cut)}"
+    if result.redirected_from:
+        line += f", redirected from {result.redirected_from} to {result.domain}"
+    console.print(line)
+    if result.error:
+        errors.print(f"catlas: {result.error}", markup=False, highlight=False)
+    if result.status == "failed":
+        raise SystemExit(EXIT_RUN_FAILED)
+
+
+@click.command("onboard")
+@click.option("--company", help="Company id or exact name: discover it now.")
+@click.option("--pending", is_flag=True, help="Process a batch of queued discover jobs.")
+@click.option("--fetch-now", is_flag=True, help="New sensors run at once (else staggered).")
+@click.option("--limit", type=click.IntRange(1), default=None, help="Batch size (--pending).")
+@pass_context
+def onboard(
+    obj: Context, company: str | None, pending: bool, fetch_now: bool, limit: int | None
+) -> None:
+    """Discover a company's surfaces and seed its sensors (or a batch with --pending)."""
+    from catlas_assets.services.onboarding import onboard_company, onboard_pending
+
+    if bool(company) == pending:
+        raise CatlasError("give either --company X or --pending")
+    runtime = obj.runtime
+    runtime.check_ready()
+    if company:
+        result = onboard_company(runtime, company, fetch_now=fetch_now)
+    else:
+        result = onboard_pending(runtime, limit=limit)
+    _table(
+        ["company", "onboarding", "job", "requests", "created", "updated", "surfaces / error"],
+        [
+            (
+                c.name,
+                c.status,
+                c.job_status,
+                c.result.requests if c.result else 0,
+                len(c.created),
+                len(c.updated),
+                c.error
+                or ", ".join(
+                    sorted(s.surface.value for s in (c.result.selected if c.result else []))
+                ),
+            )
+            for c in result.companies
+        ],
+    )
+    _finish(result.report)
+
+
+@click.command("import")
+@click.argument("csv_file", type=click.Path(path_type=Path, dir_okay=False))
+@pass_context
+def companies_import(obj: Context, csv_file: Path) -> None:
+    """Import companies from a CSV (name, website, importance, tier); queue their discovery."""
+    from catlas_assets.services.company_import import import_companies, read_rows
+
+    rows, bad = read_rows(csv_file)
+    with Progress(
+        TextColumn("[bold]importing[/]"), BarColumn(), MofNCompleteColumn(), console=console
+    ) as progress:
+        task = progress.add_task("", total=len(rows))
+        report = import_companies(obj.runtime, rows, on_row=lambda: progress.advance(task))
+    for problem in bad + report.problems:
+        errors.print(f"catlas: {csv_file} {problem}", markup=False, highlight=False)
+    console.print(
+        f"{report.added} added, {report.existing} already known, "
+        f"{len(bad) + len(report.problems)} bad rows skipped; discovery queued for new companies"
+    )
+
+
+def register(cli: click.Group, companies: click.Group) -> None:
+    cli.add_command(discover)
+    cli.add_command(onboard)
+    companies.add_command(companies_import)

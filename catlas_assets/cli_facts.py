@@ -1,0 +1,157 @@
+"""CLI commands about facts: connectors, the change inbox, the notifier and the file tools.
+
+Registered on the `catlas` group by `cli.py` (imported at its end); thin fronts over the
+services, like every command.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+
+import click
+
+from catlas_assets.cli import Context, _table, _when, cli, console, pass_context
+from catlas_assets.domain.vocabulary import Surface
+from catlas_assets.services import catalog
+from catlas_assets.settings import parse_utc_instant
+
+
+@cli.command("connectors")
+@pass_context
+def connectors_cmd(obj: Context) -> None:
+    """The connector registry with each connector's stats (from the `connectors` table)."""
+    from catlas_assets.domain.connectors.registry import CONNECTORS
+    from resources.state.connector_stats import all_stats
+
+    stats = all_stats(obj.runtime.store)
+    rows = []
+    for name, connector in CONNECTORS.items():
+        row = stats.get(name, {})
+        s = row.get("stats") or {}
+        rows.append(
+            (
+                name,
+                connector.kind,
+                connector.version,
+                s.get("runs", 0),
+                s.get("failures", 0),
+                s.get("schema_failures", 0),
+                s.get("entities_last", ""),
+                s.get("last_run_at", ""),
+                connector.description,
+            )
+        )
+    _table(
+        ["name", "kind", "version", "runs", "failures", "schema", "entities", "last run", "reads"],
+        rows,
+    )
+
+
+@cli.command("changes")
+@click.option("--pending", is_flag=True, help="Only changes not delivered yet.")
+@click.option("--company", help="Company id or exact name.")
+@click.option("--since", help="ISO-8601 UTC instant, e.g. 2026-01-05T00:00:00Z.")
+@pass_context
+def changes_cmd(obj: Context, pending: bool, company: str | None, since: str | None) -> None:
+    """The change inbox: meaningful-or-above changes, pending or delivered."""
+    from resources.state import inbox
+
+    runtime = obj.runtime
+    company_id = catalog.resolve_company(runtime, company)["id"] if company else None
+    since_at = parse_utc_instant(since, "--since") if since else None
+    rows = inbox.list_changes(
+        runtime.store,
+        status="pending" if pending else None,
+        company_id=company_id,
+        since=since_at,
+    )
+    _table(
+        ["detected", "company", "surface", "kind", "status", "change", "summary"],
+        [
+            (
+                _when(r["detected_at"]),
+                r["company"],
+                r["surface"],
+                r["kind"],
+                r["status"],
+                r["change_id"],
+                r["summary"],
+            )
+            for r in rows
+        ],
+        title=f"{len(rows)} changes",
+    )
+
+
+@cli.command("notify")
+@pass_context
+def notify_cmd(obj: Context) -> None:
+    """Deliver pending changes to CATLAS_NOTIFY_WEBHOOK_URL and mark them delivered."""
+    from catlas_assets.services.notify import deliver_pending
+
+    result = deliver_pending(obj.runtime)
+    console.print(
+        f"delivered {result.delivered}, failed {result.failed}, still pending {result.waiting}"
+    )
+
+
+def _surface_option(default: str | None = None):  # type: ignore[no-untyped-def]
+    return click.option(
+        "--surface",
+        type=click.Choice([s.value for s in Surface]),
+        default=default,
+        required=default is None,
+        help="The surface the page is (decides what is extracted).",
+    )
+
+
+@cli.command("diff")
+@click.argument("old", type=click.Path(path_type=Path))
+@click.argument("new", type=click.Path(path_type=Path))
+@_surface_option()
+@click.option("--connector", default="generic_html", show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@pass_context
+def diff_cmd(
+    obj: Context, old: Path, new: Path, surface: str, connector: str, as_json: bool
+) -> None:
+    """Significance, kind, reasons, summary and structured delta between two files."""
+    from catlas_assets.services.offline import diff_files
+
+    result = diff_files(
+        old, new, surface=surface, connector=connector, now=_now(obj), settings=obj.settings
+    )
+    if as_json:
+        click.echo(json.dumps(result, indent=2, ensure_ascii=False, default=str))
+        return
+    console.print(f"kind: [bold]{result['kind']}[/]  significance: {result['significance']:.4f}")
+    console.print(f"summary: {result['summary']}", markup=False)
+    for reason in result["reasons"]:
+        console.print(f"  - {reason}", markup=False)
+    click.echo(json.dumps(result["structured_delta"], indent=2, ensure_ascii=False, default=str))
+
+
+def run_file(obj: Context, page: Path, surface: str | None, connector: str) -> None:
+    """`catlas run-sensor --file`: extract a local page and print it; writes nothing."""
+    from catlas_assets.services.offline import extract_file
+
+    normalized, extraction = extract_file(
+        page, surface=surface or "homepage", connector=connector, now=_now(obj)
+    )
+    out = {
+        "file": str(page),
+        "normalized_hash": normalized.normalized_hash,
+        "structured_hash": extraction.content_hash(),
+        "blocks": len(normalized.blocks),
+        "summary": extraction.summary(),
+        "extraction": extraction.to_dict(),
+    }
+    click.echo(json.dumps(out, indent=2, ensure_ascii=False, default=str))
+
+
+def _now(obj: Context) -> datetime:
+    from resources.clock import clock_for
+
+    return clock_for(obj.settings.frozen_now).now()

@@ -1,0 +1,72 @@
+"""Workable public widget API: `apply.workable.com/api/v1/widget/accounts/{account}`.
+
+Envelope `{"name", "description", "jobs": [...]}`; no pagination.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from catlas_assets.domain.connectors.base import (
+    Connector,
+    Page,
+    ats_extraction,
+    load_json,
+    require,
+    text,
+    with_query,
+)
+from catlas_assets.domain.extract.models import Extraction, job
+
+
+class Workable(Connector):
+    name = "workable"
+    kind = "ats"
+    description = "Workable widget API (accounts/{account}, details=true)"
+
+    def first_url(self, url: str) -> str:
+        return with_query(url, details="true")
+
+    def parse(self, pages: list[Page], surface: str, now: datetime) -> Extraction:
+        out = ats_extraction(self.name, surface)
+        for page in pages:
+            data = load_json(page, self.name)
+            require(
+                isinstance(data, dict) and isinstance(data.get("jobs"), list),
+                self.name,
+                "jobs list",
+            )
+            for item in data["jobs"]:
+                require(
+                    isinstance(item, dict) and "title" in item and "shortcode" in item,
+                    self.name,
+                    "job title/shortcode",
+                )
+                locations = []
+                for loc in item.get("locations") or []:
+                    if isinstance(loc, dict) and not loc.get("hidden"):
+                        locations.append(
+                            ", ".join(p for p in (loc.get("city"), loc.get("country")) if p)
+                        )
+                if not locations:
+                    locations.append(
+                        ", ".join(p for p in (item.get("city"), item.get("country")) if p)
+                    )
+                remote = bool(item.get("telecommuting"))
+                out.add(
+                    "job",
+                    job(
+                        vendor=self.name,
+                        vendor_id=item["shortcode"],
+                        title=item["title"],
+                        department=text(item.get("department")),
+                        locations=locations,
+                        remote=remote,
+                        workplace_type="remote" if remote else None,
+                        employment_type=text(item.get("employment_type")),
+                        url=item.get("shortlink") or item.get("url"),
+                        posted_at=item.get("published_on"),
+                        requisition_id=item.get("code"),
+                    ),
+                )
+        return out

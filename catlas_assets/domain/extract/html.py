@@ -1,0 +1,414 @@
+"""Typed entities from an HTML page, per surface: JSON-LD first, then common listing markup.
+
+JSON-LD (`JobPosting`, `Person`, `NewsArticle`/`BlogPosting`/`Article`, `Product`, `Place`)
+is trusted most. Listings are read from markup conventions that careers, pricing, news,
+team, product and office pages share (class tokens such as `job`, `plan`/`tier`,
+`article`/`li` holding a `time` and a link, `person`, `product`, `office`). Links are
+canonicalized (tracking and cache-busting parameters dropped) so that a tracking
+parameter never makes a news item look new.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
+
+from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+from catlas_assets.domain.extract.models import Extraction, job, name_norm
+
+TRACKING_PARAMS = frozenset(
+    {"gclid", "fbclid", "msclkid", "mc_cid", "mc_eid", "ref", "_ga", "_gl", "_hsenc", "_hsmi",
+     "igshid", "yclid", "cb", "cachebust", "_", "ts", "source", "trk"}
+)  # fmt: skip
+SURFACE_TYPES = {
+    "careers": "job",
+    "jobs_board": "job",
+    "pricing": "pricing_plan",
+    "blog": "news",
+    "newsroom": "news",
+    "feed": "news",
+    "investors": "news",
+    "people": "person",
+    "products": "product",
+    "locations": "location",
+}
+JOB_TOKENS = frozenset(
+    {"job", "job-item", "job-listing", "job-posting", "job-card", "opening", "vacancy", "posting"}
+)
+PLAN_TOKENS = frozenset({"plan", "tier", "pricing-plan", "price-card", "pricing-tier"})
+PERSON_TOKENS = frozenset({"person", "team-member", "leader", "person-card", "member"})
+PRODUCT_TOKENS = frozenset({"product", "product-card"})
+OFFICE_TOKENS = frozenset({"office", "location-card", "office-card"})
+CURRENCIES = {"$": "USD", "€": "EUR", "£": "GBP"}
+_MONEY = re.compile(r"([$€£])\s?(\d[\d,]*(?:\.\d+)?)")
+_MONTH = re.compile(r"/\s*mo\b|per month|/\s*month|monthly|a month", re.I)
+_YEAR = re.compile(r"/\s*yr\b|per year|/\s*year|annual|yearly|a year", re.I)
+_SPACE = re.compile(r"\s+")
+
+
+def canonical_url(href: str, base: str = "") -> str:
+    """Absolute, fragment-free, tracking-free URL with sorted query (one key per document)."""
+    absolute = urljoin(base, href.strip()) if base else href.strip()
+    parts = urlsplit(absolute)
+    query = sorted(
+        (k, v)
+        for k, v in parse_qsl(parts.query, keep_blank_values=True)
+        if not k.lower().startswith("utm_") and k.lower() not in TRACKING_PARAMS
+    )
+    path = parts.path.rstrip("/") or "/"
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, urlencode(query), ""))
+
+
+def _clean(text: str | None) -> str:
+    return _SPACE.sub(" ", text or "").strip()
+
+
+def _tokens(node: LexborNode) -> set[str]:
+    return set((node.attributes.get("class") or "").lower().split())
+
+
+def _first_text(node: LexborNode, selectors: str) -> str:
+    for selector in selectors.split(","):
+        found = node.css_first(selector.strip())
+        if found is not None:
+            text = _clean(found.text(deep=True, separator=" "))
+            if text:
+                return text
+    return ""
+
+
+def _visible(node: LexborNode) -> bool:
+    current: LexborNode | None = node
+    while current is not None and current.tag not in (None, "html"):
+        attrs = current.attributes
+        style = (attrs.get("style") or "").replace(" ", "").lower()
+        if "hidden" in attrs or "display:none" in style or current.tag in ("script", "template"):
+            return False
+        current = current.parent
+    return True
+
+
+def _with_tokens(tree: LexborHTMLParser, tokens: frozenset[str]) -> list[LexborNode]:
+    found = []
+    for node in tree.css("[class]"):
+        if _tokens(node) & tokens and _visible(node):
+            # The outermost match only: a `job` card inside a `job` wrapper counts once.
+            found.append(node)
+    return [n for n in found if not any(_is_inside(n, other) for other in found if other is not n)]
+
+
+def _is_inside(node: LexborNode, other: LexborNode) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if parent.mem_id == other.mem_id:
+            return True
+        parent = parent.parent
+    return False
+
+
+# -- JSON-LD ------------------------------------------------------------------------------
+def _jsonld(tree: LexborHTMLParser) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    for script in tree.css('script[type="application/ld+json"]'):
+        try:
+            data = json.loads(script.text(deep=True) or "null")
+        except ValueError:
+            continue
+        stack = data if isinstance(data, list) else [data]
+        while stack:
+            item = stack.pop(0)
+            if isinstance(item, dict):
+                if isinstance(item.get("@graph"), list):
+                    stack.extend(item["@graph"])
+                items.append(item)
+    return items
+
+
+def _types(item: dict[str, Any]) -> set[str]:
+    kind = item.get("@type")
+    return set(kind) if isinstance(kind, list) else {kind} if isinstance(kind, str) else set()
+
+
+def _place_text(place: Any) -> str:
+    if isinstance(place, list):
+        return "; ".join(p for p in (_place_text(x) for x in place) if p)
+    if isinstance(place, dict):
+        address = place.get("address", place)
+        if isinstance(address, dict):
+            parts = (
+                address.get("addressLocality"),
+                address.get("addressRegion"),
+                address.get("addressCountry"),
+            )
+            return ", ".join(str(p) for p in parts if p and not isinstance(p, dict))
+        return _clean(str(address))
+    return _clean(str(place)) if place else ""
+
+
+def _jsonld_entities(items: list[dict[str, Any]], base: str, out: Extraction) -> int:
+    found = 0
+    for item in items:
+        types = _types(item)
+        if "JobPosting" in types and item.get("title"):
+            salary = item.get("baseSalary") if isinstance(item.get("baseSalary"), dict) else {}
+            value = salary.get("value") if isinstance(salary.get("value"), dict) else {}
+            comp = None
+            if value:
+                comp = {
+                    "min": value.get("minValue"),
+                    "max": value.get("maxValue"),
+                    "currency": salary.get("currency"),
+                    "interval": value.get("unitText"),
+                }
+            location = _place_text(item.get("jobLocation"))
+            remote = item.get("jobLocationType") == "TELECOMMUTE" or None
+            identifier = item.get("identifier")
+            if isinstance(identifier, dict):
+                identifier = identifier.get("value")
+            out.add(
+                "job",
+                job(
+                    vendor="html",
+                    vendor_id=None,
+                    title=_clean(item["title"]),
+                    department=None,
+                    locations=[location] if location else [],
+                    remote=remote,
+                    employment_type=item.get("employmentType")
+                    if isinstance(item.get("employmentType"), str)
+                    else None,
+                    url=canonical_url(item["url"], base)
+                    if isinstance(item.get("url"), str)
+                    else None,
+                    posted_at=item.get("datePosted"),
+                    requisition_id=str(identifier) if identifier else None,
+                    compensation=comp,
+                ),
+            )
+            found += 1
+        elif "Person" in types and item.get("name"):
+            name = _clean(item["name"])
+            out.add("person", {"key": name_norm(name), "name": name, "title": item.get("jobTitle")})
+            found += 1
+        elif types & {"NewsArticle", "BlogPosting", "Article"} and item.get("headline"):
+            url = canonical_url(item.get("url") or base, base)
+            out.add(
+                "news",
+                {
+                    "key": url,
+                    "title": _clean(item["headline"]),
+                    "url": url,
+                    "published_at": item.get("datePublished"),
+                },
+            )
+            found += 1
+        elif "Product" in types and item.get("name"):
+            name = _clean(item["name"])
+            out.add(
+                "product",
+                {"key": name_norm(name), "name": name, "description": item.get("description")},
+            )
+            found += 1
+    return found
+
+
+# -- listings -----------------------------------------------------------------------------
+def _jobs(tree: LexborHTMLParser, base: str, out: Extraction) -> int:
+    found = 0
+    for node in _with_tokens(tree, JOB_TOKENS):
+        title = _first_text(node, ".job-title, .title, h2, h3, h4, a")
+        if not title:
+            continue
+        location = _first_text(node, ".job-location, .location")
+        link = node.css_first("a[href]")
+        href = link.attributes.get("href") if link is not None else None
+        out.add(
+            "job",
+            job(
+                vendor="html",
+                vendor_id=None,
+                title=title,
+                team=_first_text(node, ".job-team, .team, .department") or None,
+                locations=[location] if location else [],
+                remote=("remote" in location.lower()) or None,
+                url=canonical_url(href, base) if href and href.startswith(("http", "/")) else None,
+            ),
+        )
+        found += 1
+    for row in tree.css("tr"):
+        role = row.css_first("td.role, td.job, td.position")
+        if role is None or not _visible(row):
+            continue
+        title = _clean(role.text(deep=True, separator=" "))
+        if not title:
+            continue
+        location = _first_text(row, "td.location")
+        out.add(
+            "job",
+            job(
+                vendor="html",
+                vendor_id=None,
+                title=title,
+                team=_first_text(row, "td.team, td.department") or None,
+                locations=[location] if location else [],
+                remote=("remote" in location.lower()) or None,
+            ),
+        )
+        found += 1
+    return found
+
+
+def _price(text: str) -> tuple[float | None, str | None]:
+    match = _MONEY.search(text)
+    if match is None:
+        return None, None
+    return float(match.group(2).replace(",", "")), CURRENCIES[match.group(1)]
+
+
+def _period(text: str) -> str | None:
+    if _MONTH.search(text):
+        return "month"
+    if _YEAR.search(text):
+        return "year"
+    return None
+
+
+def _plans(tree: LexborHTMLParser, out: Extraction) -> int:
+    nodes = _with_tokens(tree, PLAN_TOKENS)
+    seen = {n.mem_id for n in nodes}
+    nodes += [n for n in tree.css("[data-plan]") if n.mem_id not in seen and _visible(n)]
+    found = 0
+    for node in nodes:
+        name = _first_text(node, ".plan-name, .tier-name, h2, h3, h4") or (
+            node.attributes.get("data-plan") or ""
+        )
+        if not name:
+            continue
+        holders = node.css(".plan-price, .price, .tier-fee, .tier-rate") or node.css(".amount")
+        price_text = " · ".join(
+            _clean(p.text(deep=True, separator=" "))
+            for p in holders
+            if not p.css("[data-period], [data-billing]")
+        ) or " · ".join(_clean(p.text(deep=True, separator=" ")) for p in holders)
+        price_text = price_text or _clean(node.text(deep=True, separator=" "))[:200]
+        prices: dict[str, float] = {}
+        for toggle in node.css("[data-period], [data-billing]"):
+            period = (
+                toggle.attributes.get("data-period") or toggle.attributes.get("data-billing") or ""
+            )
+            amount, _currency = _price(_clean(toggle.text(deep=True, separator="")))
+            if amount is not None:
+                prices[period.lower()] = amount
+        amount, currency = _price(price_text)
+        period = _period(price_text)
+        if prices:
+            # A monthly/annual toggle: the monthly figure is the headline price.
+            amount = prices.get("monthly", prices.get("month", amount))
+            period = "month" if ("monthly" in prices or "month" in prices) else period
+        features = [
+            _clean(li.text(deep=True, separator=" "))
+            for li in node.css("li")
+            if _clean(li.text(deep=True, separator=" "))
+        ]
+        out.add(
+            "pricing_plan",
+            {
+                "key": name_norm(name),
+                "name": name,
+                "price": amount,
+                "currency": currency,
+                "billing_period": period,
+                "prices": prices or None,
+                "price_text": price_text,
+                "features": features,
+            },
+        )
+        found += 1
+    return found
+
+
+def _news(tree: LexborHTMLParser, base: str, out: Extraction) -> int:
+    found = 0
+    candidates = [n for n in tree.css("article, li") if _visible(n)]
+    keep = [
+        n
+        for n in candidates
+        if n.css_first("time") is not None and n.css_first("a[href]") is not None
+    ]
+    keep = [n for n in keep if not any(_is_inside(n, o) for o in keep if o is not n)]
+    for node in keep:
+        link = node.css_first("h1 a[href], h2 a[href], h3 a[href], a[href]")
+        assert link is not None
+        url = canonical_url(link.attributes.get("href") or "", base)
+        title = _first_text(node, "h1, h2, h3, h4") or _clean(link.text(deep=True, separator=" "))
+        when = node.css_first("time")
+        published = (when.attributes.get("datetime") if when is not None else None) or None
+        out.add("news", {"key": url, "title": title, "url": url, "published_at": published})
+        found += 1
+    return found
+
+
+def _named(tree: LexborHTMLParser, tokens: frozenset[str], entity: str, out: Extraction) -> int:
+    found = 0
+    for node in _with_tokens(tree, tokens):
+        name = _first_text(node, ".name, .office-name, .product-name, h2, h3, h4, strong")
+        if not name:
+            continue
+        item: dict[str, Any] = {"key": name_norm(name), "name": name}
+        if entity == "person":
+            item["title"] = _first_text(node, ".title, .role, .position, p") or None
+        elif entity == "location":
+            item["address"] = _first_text(node, "address, .address, p") or None
+        else:
+            item["description"] = _first_text(node, ".description, p") or None
+        out.add(entity, item)
+        found += 1
+    return found
+
+
+def _page_facts(tree: LexborHTMLParser, base: str) -> dict[str, Any]:
+    facts: dict[str, Any] = {}
+    title = tree.css_first("title")
+    if title is not None:
+        facts["title"] = _clean(title.text())
+    navs = tree.css("nav")
+    if navs and base:
+        own = canonical_url(base)
+        targets = {
+            canonical_url(a.attributes.get("href") or "", base)
+            for nav in navs
+            for a in nav.css("a[href]")
+        }
+        facts["self_linked"] = own in targets
+    return facts
+
+
+def extract_html(html: str, url: str, surface: str) -> Extraction:
+    tree = LexborHTMLParser(html)
+    out = Extraction(connector="generic_html", surface=surface)
+    from_jsonld = _jsonld_entities(_jsonld(tree), url, out)
+    wanted = SURFACE_TYPES.get(surface)
+    from_markup = 0
+    if wanted == "job" and not out.entities.get("job"):
+        from_markup = _jobs(tree, url, out)
+    elif wanted == "pricing_plan":
+        from_markup = _plans(tree, out)
+    elif wanted == "news" and not out.entities.get("news"):
+        from_markup = _news(tree, url, out)
+    elif wanted == "person" and not out.entities.get("person"):
+        from_markup = _named(tree, PERSON_TOKENS, "person", out)
+    elif wanted == "product" and not out.entities.get("product"):
+        from_markup = _named(tree, PRODUCT_TOKENS, "product", out)
+    elif wanted == "location":
+        from_markup = _named(tree, OFFICE_TOKENS, "location", out)
+    out.page = _page_facts(tree, url)
+    if from_jsonld:
+        out.confidence = 0.95
+    elif from_markup:
+        out.confidence = 0.75
+    else:
+        out.confidence = 0.3 if wanted else 0.6
+    return out

@@ -1,0 +1,83 @@
+"""From discovery candidates to the sensors to create (spec: Discovery, Selection).
+
+One sensor per surface: the candidate with the best
+`confidence × METHOD_WEIGHT[method] × VERIFIED_FACTOR[verified] × DEPTH_DECAY^(depth-1)`.
+`jobs_board` sits next to `careers` and `feed` next to `blog`/`newsroom` (they are surfaces
+of their own, so a company keeps both). The selection is capped by
+`discovery_max_sensors_per_company` in surface-importance order. Every candidate keeps the
+reason it was or was not chosen, for the `discovery` lake table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from catlas_assets.domain.taxonomy import (
+    DEPTH_DECAY,
+    METHOD_WEIGHT,
+    MIN_SELECTION_SCORE,
+    SURFACE_IMPORTANCE,
+    VERIFIED_FACTOR,
+)
+from catlas_assets.domain.vocabulary import DiscoveryMethod, Surface
+
+
+@dataclass(frozen=True)
+class Candidate:
+    url: str
+    surface: Surface
+    method: DiscoveryMethod
+    confidence: float
+    verified: bool
+    depth: int
+    connector: str = "generic_html"
+    rejected: str = ""  # why it can never be chosen (robots, soft-404 ...); "" if eligible
+    selected: bool = False
+    reason: str = ""
+
+    @property
+    def score(self) -> float:
+        return round(
+            self.confidence
+            * METHOD_WEIGHT[self.method]
+            * VERIFIED_FACTOR[self.verified]
+            * DEPTH_DECAY ** max(0, self.depth - 1),
+            4,
+        )
+
+
+def _key(candidate: Candidate) -> tuple[float, int, str]:
+    # Ties: the shallower URL, then the URL itself, so a re-run picks the same one.
+    return (-candidate.score, candidate.depth, candidate.url)
+
+
+def select(candidates: list[Candidate], *, max_sensors: int) -> list[Candidate]:
+    """Every candidate, with `selected` and `reason` filled; selected ones first."""
+    best: dict[Surface, Candidate] = {}
+    for candidate in sorted(candidates, key=_key):
+        if candidate.rejected or candidate.score < MIN_SELECTION_SCORE:
+            continue
+        best.setdefault(candidate.surface, candidate)
+    ranked = sorted(best.values(), key=lambda c: (-SURFACE_IMPORTANCE[c.surface], _key(c)))
+    chosen = {id(c) for c in ranked[:max_sensors]}
+    capped = {id(c) for c in ranked[max_sensors:]}
+    out: list[Candidate] = []
+    for candidate in candidates:
+        if id(candidate) in chosen:
+            reason = f"best {candidate.surface.value} candidate (score {candidate.score})"
+            out.append(replace(candidate, selected=True, reason=reason))
+        elif id(candidate) in capped:
+            reason = f"over the cap of {max_sensors} sensors per company"
+            out.append(replace(candidate, reason=reason))
+        elif candidate.rejected:
+            out.append(replace(candidate, reason=candidate.rejected))
+        elif candidate.score < MIN_SELECTION_SCORE:
+            reason = f"score {candidate.score} below {MIN_SELECTION_SCORE}"
+            out.append(replace(candidate, reason=reason))
+        else:
+            winner = best[candidate.surface]
+            reason = f"{winner.url} scored higher ({winner.score} vs {candidate.score})"
+            if winner.url == candidate.url:
+                reason = f"same URL found by {winner.method.value}"
+            out.append(replace(candidate, reason=reason))
+    return sorted(out, key=lambda c: (not c.selected, -SURFACE_IMPORTANCE[c.surface], _key(c)))

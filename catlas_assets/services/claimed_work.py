@@ -1,0 +1,146 @@
+"""Run a batch of claimed sensors under a guard: concurrency, stop rules, early release.
+
+Workers (at most `fetch_concurrency`) take claimed sensors in claim order. Before each one
+the guard says whether it may start: the run's request budget, a stop rule on the whole
+run or on the sensor's registrable domain, an interruption. Whatever cannot run any more
+is released at once (claims cleared), so it waits in the queue for the next run instead
+of for the claim timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from catlas_assets.domain.run_guard import RunGuard
+from catlas_assets.domain.urls import registrable_domain
+from catlas_assets.services.pipeline import SensorRun, run_sensor
+from catlas_assets.services.run_control import RunControl
+from catlas_assets.services.runtime import Runtime
+
+POLL_S = 0.05
+
+
+@dataclass
+class ClaimedResult:
+    runs: list[SensorRun] = field(default_factory=list)
+    released: list[int] = field(default_factory=list)  # claimed but not reached
+
+
+async def run_claimed(
+    runtime: Runtime,
+    rows: list[dict[str, Any]],
+    run_id: str,
+    guard: RunGuard,
+    control: RunControl,
+    on_sensor_done: Callable[[SensorRun], None] | None = None,
+) -> ClaimedResult:
+    result = ClaimedResult()
+    queue: deque[dict[str, Any]] = deque(rows)
+    changed = asyncio.Condition()
+    in_flight: dict[asyncio.Task[Any], dict[str, Any]] = {}
+
+    async def release(ids: list[int]) -> None:
+        if ids:
+            result.released.extend(ids)
+            await asyncio.to_thread(runtime.store.release_claims, ids, runtime.worker)
+
+    async def drain(domain: str | None = None) -> None:
+        """Release what waits in the queue (all of it, or one domain's share)."""
+        keep, drop = [], []
+        while queue:
+            row = queue.popleft()
+            (drop if domain is None or _domain(row) == domain else keep).append(row)
+        queue.extend(keep)
+        await release([r["id"] for r in drop])
+
+    async def next_row() -> dict[str, Any] | None:
+        async with changed:
+            while True:
+                reason = control.interruption()
+                if reason is not None:
+                    guard.interrupt(reason)  # seen before the watcher's next poll
+                if guard.stopped or not queue:
+                    return None
+                row = queue[0]
+                domain = _domain(row)
+                if domain in guard.stopped_domains:
+                    queue.popleft()
+                    await release([row["id"]])
+                    continue
+                if guard.may_start(domain):
+                    return queue.popleft()
+                if guard.stopped:
+                    return None
+                await changed.wait()  # the budget waits on in-flight work's request count
+
+    async def worker(fetcher: Any) -> None:
+        while (row := await next_row()) is not None:
+            task = asyncio.current_task()
+            assert task is not None
+            in_flight[task] = row
+            try:
+                run = await run_sensor(runtime, fetcher, row, run_id)
+            except asyncio.CancelledError:
+                guard.in_flight = max(0, guard.in_flight - 1)
+                raise
+            finally:
+                in_flight.pop(task, None)
+            control.spend(run.requests)
+            result.runs.append(run)
+            domain = _domain(row)
+            stopped = guard.finished(
+                domain,
+                outcome=run.outcome,
+                failure_class=run.failure_class,
+                requests=run.requests,
+            )
+            if stopped is not None:
+                await drain(domain)
+            if guard.stopped:
+                await drain()
+            async with changed:
+                changed.notify_all()
+            if on_sensor_done is not None:
+                on_sensor_done(run)
+
+    async def watch(workers: list[asyncio.Task[Any]]) -> None:
+        """Turn a signal or the deadline into a stop; cancel in-flight work when told to."""
+        while any(not w.done() for w in workers):
+            reason = control.interruption()
+            if reason is not None and not guard.stopped:
+                guard.interrupt(reason)
+                await drain()
+                async with changed:
+                    changed.notify_all()
+            if reason is not None and control.must_cancel():
+                for task in list(in_flight):
+                    task.cancel()
+                for w in workers:
+                    w.cancel()
+                return
+            await asyncio.sleep(POLL_S)
+
+    async with runtime.fetcher() as fetcher:
+        count = max(1, min(runtime.settings.fetch_concurrency, len(rows)))
+        workers = [asyncio.create_task(worker(fetcher)) for _ in range(count)]
+        watcher = asyncio.create_task(watch(workers))
+        outcomes = await asyncio.gather(*workers, return_exceptions=True)
+        watcher.cancel()
+        await asyncio.gather(watcher, return_exceptions=True)
+    abandoned = [row["id"] for row in in_flight.values()]
+    abandoned += [
+        r["id"] for r in rows if r["id"] not in {x.sensor_id for x in result.runs}
+    ]  # cancelled mid-run or never taken
+    await release(sorted(set(abandoned) - set(result.released)))
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException) and not isinstance(outcome, asyncio.CancelledError):
+            raise outcome
+    return result
+
+
+def _domain(row: dict[str, Any]) -> str:
+    return registrable_domain(row["url"])

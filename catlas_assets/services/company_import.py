@@ -1,0 +1,104 @@
+"""`catlas companies import FILE.csv`: add companies in bulk, idempotently.
+
+Columns: `name`, `website`, `importance` (0-1, default 0.5), `tier` (1-4, default 3).
+A bad row is reported with its line number and skipped; the good rows are kept. A company
+already known by name is left as it is, so importing the same file twice adds nothing.
+Every new company gets its discover job queued (catalog.add_company).
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from catlas_assets.domain.urls import check_url
+from catlas_assets.errors import CatlasError
+from catlas_assets.services import catalog
+from catlas_assets.services.runtime import Runtime
+
+
+@dataclass(frozen=True)
+class CompanyRow:
+    line: int
+    name: str
+    website: str | None
+    importance: float
+    tier: int
+
+
+@dataclass
+class ImportReport:
+    added: int = 0
+    existing: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+def _row(line: int, raw: dict[str, Any]) -> CompanyRow:
+    name = (raw.get("name") or "").strip()
+    if not name:
+        raise ValueError("name is empty")
+    website = (raw.get("website") or "").strip() or None
+    if website:
+        check_url(website)
+    importance_text = (raw.get("importance") or "").strip()
+    tier_text = (raw.get("tier") or "").strip()
+    try:
+        importance = float(importance_text) if importance_text else 0.5
+    except ValueError:
+        raise ValueError(f"importance {importance_text!r} is not a number") from None
+    if not 0 <= importance <= 1:
+        raise ValueError(f"importance {importance} is outside 0-1")
+    if tier_text not in ("", "1", "2", "3", "4"):
+        raise ValueError(f"tier {tier_text!r} is not one of 1, 2, 3, 4")
+    return CompanyRow(line, name, website, importance, int(tier_text or 3))
+
+
+def read_rows(path: Path) -> tuple[list[CompanyRow], list[str]]:
+    """The valid rows and, for each bad one, `line N: why`."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        raise CatlasError(f"cannot read {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise CatlasError(f"{path} is not UTF-8 text") from None
+    reader = csv.DictReader(text.splitlines())
+    if not reader.fieldnames or "name" not in [f.strip() for f in reader.fieldnames]:
+        raise CatlasError(
+            f"{path}: the header must name a `name` column (name,website,importance,tier)"
+        )
+    rows: list[CompanyRow] = []
+    bad: list[str] = []
+    for line, raw in enumerate(reader, start=2):
+        raw = {(k or "").strip(): v for k, v in raw.items()}
+        try:
+            rows.append(_row(line, raw))
+        except (ValueError, CatlasError) as exc:
+            bad.append(f"line {line}: {exc}")
+    return rows, bad
+
+
+def import_companies(
+    runtime: Runtime, rows: list[CompanyRow], *, on_row: Callable[[], None] | None = None
+) -> ImportReport:
+    report = ImportReport()
+    for row in rows:
+        if runtime.store.company_by_name(row.name) is not None:
+            report.existing += 1
+        else:
+            try:
+                catalog.add_company(
+                    runtime,
+                    name=row.name,
+                    website=row.website,
+                    importance=row.importance,
+                    tier=row.tier,
+                )
+                report.added += 1
+            except CatlasError as exc:
+                report.problems.append(f"line {row.line}: {exc}")
+        if on_row is not None:
+            on_row()
+    return report

@@ -1,0 +1,63 @@
+"""The webhook notifier: posts one Slack-compatible JSON message per change.
+
+Off unless `CATLAS_NOTIFY_WEBHOOK_URL` is set. Each request carries the change id as an
+`Idempotency-Key` header, so a receiver can drop the rare duplicate of a delivery whose
+acknowledgement was lost; catlas itself marks a change delivered right after a 2xx.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+
+@dataclass(frozen=True)
+class Delivery:
+    ok: bool
+    detail: str = ""
+
+
+def slack_message(change: dict[str, Any], company: str) -> dict[str, Any]:
+    headline = f"[{change['kind']}] {company} · {change['surface']}"
+    text = f"{headline}: {change['summary']}"
+    return {
+        "text": text,
+        "blocks": [
+            {
+                "type": "section",
+                "text": {"type": "mrkdwn", "text": f"*{headline}*\n{change['summary']}"},
+            },
+            {
+                "type": "context",
+                "elements": [
+                    {
+                        "type": "mrkdwn",
+                        "text": f"change {change['change_id']} · significance "
+                        f"{change['significance']:.2f} · {change['detected_at']:%Y-%m-%d %H:%M}Z",
+                    }
+                ],
+            },
+        ],
+    }
+
+
+class WebhookNotifier:
+    def __init__(self, url: str, *, timeout_s: float = 10.0, user_agent: str = "catlas") -> None:
+        self.url = url
+        self._client = httpx.Client(timeout=timeout_s, headers={"User-Agent": user_agent})
+
+    def send(self, change_id: str, message: dict[str, Any]) -> Delivery:
+        try:
+            response = self._client.post(
+                self.url, json=message, headers={"Idempotency-Key": change_id}
+            )
+        except httpx.HTTPError as exc:
+            return Delivery(False, f"{type(exc).__name__}: {exc}"[:300])
+        if 200 <= response.status_code < 300:
+            return Delivery(True)
+        return Delivery(False, f"HTTP {response.status_code}")
+
+    def close(self) -> None:
+        self._client.close()

@@ -1,0 +1,187 @@
+"""State-store side of politeness: domain budgets and sensors blocked by robots.txt.
+
+Budgets live in `domain_budgets` so every worker on every machine sees the same count:
+a request unit is reserved by one atomic check-and-increment before each request, and a
+Retry-After answer sets `blocked_until` for the whole registrable domain.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import Connection, insert, select, update
+from sqlalchemy.exc import IntegrityError
+
+from catlas_assets.domain.politeness import budget_day
+from catlas_assets.domain.vocabulary import ReviewKind, ReviewStatus, SensorStatus
+from resources.state.schema import domain_budgets, review_queue, sensors
+from resources.state.store import StateStore
+
+
+@dataclass(frozen=True)
+class Reservation:
+    granted: bool
+    reason: str = ""  # why not: "domain_blocked" or "budget_exhausted"
+    detail: str = ""
+    retry_at: datetime | None = None
+
+
+def _next_utc_midnight(now: datetime) -> datetime:
+    start = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    return start + timedelta(days=1)
+
+
+class DomainBudgets:
+    def __init__(self, store: StateStore, default_budget: int) -> None:
+        self.store = store
+        self.default_budget = default_budget
+
+    def _row(self, conn: Connection, domain: str, now: datetime) -> dict[str, Any]:
+        query = select(domain_budgets).where(domain_budgets.c.domain == domain)
+        if self.store.is_postgres:
+            query = query.with_for_update()
+        row = conn.execute(query).mappings().first()
+        if row is not None:
+            return dict(row)
+        values = {
+            "domain": domain,
+            "daily_budget": self.default_budget,
+            "used_today": 0,
+            "budget_day": budget_day(now),
+            "blocked_until": None,
+            "updated_at": now,
+        }
+        conn.execute(insert(domain_budgets).values(**values))
+        return values
+
+    def _locked(self, action: Any) -> Any:
+        # Two workers may insert the same new domain at once: the loser retries and finds it.
+        for attempt in range(3):
+            try:
+                with self.store.transaction(write_lock=True) as conn:
+                    return action(conn)
+            except IntegrityError:
+                if attempt == 2:
+                    raise
+        return None  # unreachable
+
+    def reserve(self, domain: str, now: datetime) -> Reservation:
+        """Take one request unit of `domain`'s daily budget, unless it is blocked or spent."""
+
+        def action(conn: Connection) -> Reservation:
+            row = self._row(conn, domain, now)
+            blocked_until = row["blocked_until"]
+            if blocked_until is not None and blocked_until > now:
+                return Reservation(
+                    False,
+                    "domain_blocked",
+                    f"{domain} blocked until {blocked_until:%Y-%m-%d %H:%M:%S}Z",
+                    blocked_until,
+                )
+            day = budget_day(now)
+            used = row["used_today"] if row["budget_day"] == day else 0  # lazy daily reset
+            if used >= row["daily_budget"]:
+                return Reservation(
+                    False,
+                    "budget_exhausted",
+                    f"daily budget of {row['daily_budget']} requests to {domain} used",
+                    _next_utc_midnight(now),
+                )
+            conn.execute(
+                update(domain_budgets)
+                .where(domain_budgets.c.domain == domain)
+                .values(used_today=used + 1, budget_day=day, updated_at=now)
+            )
+            return Reservation(True)
+
+        return self._locked(action)
+
+    def block(self, domain: str, until: datetime, now: datetime) -> None:
+        """Keep every request off `domain` until `until` (a later block is never shortened)."""
+
+        def action(conn: Connection) -> None:
+            row = self._row(conn, domain, now)
+            current = row["blocked_until"]
+            if current is None or current < until:
+                conn.execute(
+                    update(domain_budgets)
+                    .where(domain_budgets.c.domain == domain)
+                    .values(blocked_until=until, updated_at=now)
+                )
+
+        self._locked(action)
+
+    def get(self, domain: str) -> dict[str, Any] | None:
+        with self.store.engine.connect() as conn:
+            row = (
+                conn.execute(select(domain_budgets).where(domain_budgets.c.domain == domain))
+                .mappings()
+                .first()
+            )
+        return dict(row) if row else None
+
+    def set_budget(self, domain: str, daily_budget: int, now: datetime) -> None:
+        def action(conn: Connection) -> None:
+            self._row(conn, domain, now)
+            conn.execute(
+                update(domain_budgets)
+                .where(domain_budgets.c.domain == domain)
+                .values(daily_budget=daily_budget, updated_at=now)
+            )
+
+        self._locked(action)
+
+
+class BlockedSensors:
+    """Sensors that robots.txt blocked: found when due, and unblocked when it allows again."""
+
+    def __init__(self, store: StateStore) -> None:
+        self.store = store
+
+    def due(self, now: datetime, limit: int) -> list[dict[str, Any]]:
+        query = (
+            select(sensors)
+            .where(sensors.c.status == SensorStatus.BLOCKED, sensors.c.next_run_at <= now)
+            .order_by(sensors.c.next_run_at, sensors.c.id)
+            .limit(limit)
+        )
+        with self.store.engine.connect() as conn:
+            return [dict(r) for r in conn.execute(query).mappings()]
+
+    def unblock(self, sensor_id: int, now: datetime) -> bool:
+        """Back to `active`, due now; the open `blocked_source` item is closed."""
+        with self.store.transaction() as conn:
+            result = conn.execute(
+                update(sensors)
+                .where(sensors.c.id == sensor_id, sensors.c.status == SensorStatus.BLOCKED)
+                .values(
+                    status=SensorStatus.ACTIVE,
+                    consecutive_failures=0,
+                    last_failure_class=None,
+                    last_failure_detail=None,
+                    next_run_at=now,
+                    updated_at=now,
+                )
+            )
+            if result.rowcount != 1:
+                return False
+            conn.execute(
+                update(review_queue)
+                .where(
+                    review_queue.c.sensor_id == sensor_id,
+                    review_queue.c.kind == ReviewKind.BLOCKED_SOURCE,
+                    review_queue.c.status == ReviewStatus.OPEN,
+                )
+                .values(status=ReviewStatus.CLOSED, closed_at=now)
+            )
+        return True
+
+    def postpone(self, sensor_id: int, until: datetime, now: datetime, detail: str) -> None:
+        with self.store.transaction() as conn:
+            conn.execute(
+                update(sensors)
+                .where(sensors.c.id == sensor_id, sensors.c.status == SensorStatus.BLOCKED)
+                .values(next_run_at=until, last_failure_detail=detail[:500], updated_at=now)
+            )

@@ -1,0 +1,56 @@
+"""The Dagster front of onboarding: the sensor asks for a run while discover jobs are due,
+and materializing a day of `discovery` runs one onboarding batch with its metadata."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from catlas_assets.definitions import defs
+from catlas_assets.runtime_resource import CatlasRuntime
+from catlas_assets.services import catalog
+from fixture_web import DEFAULT_NOW, FixtureWeb
+from sensors_dag.onboarding import pending_companies
+
+
+@pytest.fixture
+def resource(tmp_path: Path, web: FixtureWeb, monkeypatch: pytest.MonkeyPatch) -> CatlasRuntime:
+    hosts = web.write_hosts_file(tmp_path / "hosts")
+    monkeypatch.setenv("CATLAS_NOW", DEFAULT_NOW.isoformat())
+    monkeypatch.setenv("CATLAS_DOMAIN_SPACING_S", "0")  # the fixture web is local
+    return CatlasRuntime(state_dir=str(tmp_path / "state"), hosts=str(hosts))
+
+
+def test_sensor_requests_onboarding_only_while_discover_jobs_are_due(
+    resource: CatlasRuntime,
+) -> None:
+    with dg.instance_for_test() as instance:
+        context = dg.build_sensor_context(instance=instance, resources={"catlas": resource})
+        assert pending_companies(context).run_requests == []
+        runtime = resource.build()
+        catalog.add_company(runtime, name="Saltmarsh", website="http://saltmarsh.io")
+        runtime.close()
+        [request] = pending_companies(context).run_requests
+        assert request.partition_key == f"{DEFAULT_NOW:%Y-%m-%d}"
+
+        result = defs.resolve_job_def("onboarding").execute_in_process(
+            instance=instance,
+            resources={"catlas": resource},
+            partition_key=request.partition_key,
+        )
+        assert result.success
+        [materialization] = result.asset_materializations_for_node("discovery")
+        metadata = materialization.metadata
+        assert metadata["companies_discovered"].value == 1
+        assert metadata["sensors_created"].value == 3
+        runtime = resource.build()
+        try:
+            run = runtime.store.runs(limit=1, kind="discovery")[0]
+            assert run["launch_handle"] == result.run_id
+            [(rows,)] = runtime.lake.connect().sql("SELECT count(*) FROM discovery").fetchall()
+            assert rows == metadata["candidates"].value > 3
+        finally:
+            runtime.close()
+        assert pending_companies(context).run_requests == []

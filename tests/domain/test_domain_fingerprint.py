@@ -1,0 +1,53 @@
+"""Simhash: near-duplicate texts sit close in Hamming distance, unrelated ones far apart."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from catlas_assets.domain.fingerprint import hamming, simhash64
+
+VOCABULARY = [f"word{i}" for i in range(600)]
+
+
+def _text(seed: int, words: int = 400) -> list[str]:
+    rng = random.Random(seed)
+    return [rng.choice(VOCABULARY) for _ in range(words)]
+
+
+def test_identical_texts_have_distance_zero() -> None:
+    text = " ".join(_text(1))
+    assert hamming(simhash64(text), simhash64(text)) == 0
+
+
+def test_case_and_punctuation_do_not_move_the_fingerprint() -> None:
+    assert simhash64("Senior Engineer, Berlin!") == simhash64("senior engineer berlin")
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_one_word_edit_in_a_long_text_stays_close(seed: int) -> None:
+    words = _text(seed)
+    edited = list(words)
+    edited[len(words) // 2] = "replaced"
+    assert hamming(simhash64(" ".join(words)), simhash64(" ".join(edited))) <= 12
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_unrelated_texts_are_far_apart(seed: int) -> None:
+    one, two = " ".join(_text(seed)), " ".join(_text(seed + 1000))
+    assert hamming(simhash64(one), simhash64(two)) >= 20
+
+
+def test_fingerprint_is_a_signed_64_bit_integer_and_empty_text_is_zero() -> None:
+    values = [simhash64(" ".join(_text(seed))) for seed in range(20)]
+    assert all(-(1 << 63) <= v < (1 << 63) for v in values)
+    assert any(v < 0 for v in values)  # the high bit is kept, stored as a negative int64
+    assert simhash64("") == 0
+    assert simhash64("   ...   ") == 0
+
+
+def test_hamming_counts_differing_bits_of_signed_values() -> None:
+    assert hamming(0, 0) == 0
+    assert hamming(0, -1) == 64
+    assert hamming(0b1011, 0b0001) == 2

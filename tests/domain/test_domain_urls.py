@@ -1,0 +1,66 @@
+"""URL checks and registrable domains from the bundled public suffix list."""
+
+from __future__ import annotations
+
+import pytest
+
+from catlas_assets.domain.urls import BadURL, check_url, host_of, registrable_domain
+from catlas_assets.errors import CatlasError
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://acme.test/careers",
+        "http://acme.test",
+        "https://acme.test:8443/x?q=1",
+        " http://a.b/ ",
+    ],
+)
+def test_absolute_http_urls_pass_trimmed(url: str) -> None:
+    assert check_url(url) == url.strip()
+
+
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("ftp://acme.test/file", "http or https"),
+        ("javascript:alert(1)", "http or https"),
+        ("mailto:jobs@acme.test", "http or https"),
+        ("acme.test/careers", "http or https"),
+        ("http://", "no host"),
+        ("https:///path", "no host"),
+        ("http://acme.test:99999/", "malformed"),
+        ("http://acme.test:port/", "malformed"),
+        ("http://acme.test:0/", "port 0"),
+    ],
+)
+def test_bad_urls_are_refused_with_the_reason(url: str, why: str) -> None:
+    with pytest.raises(BadURL, match=why):
+        check_url(url)
+
+
+def test_bad_url_is_a_catlas_error() -> None:
+    assert issubclass(BadURL, CatlasError)
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("www.shop.example.co.uk", "example.co.uk"),
+        ("https://careers.example.co.uk/jobs", "example.co.uk"),
+        ("https://jobs.acme.com/x", "acme.com"),
+        ("blog.example.com.au", "example.com.au"),
+        ("WWW.Example.ORG", "example.org"),
+        ("boards.greenhouse.io", "greenhouse.io"),
+        ("localhost", "localhost"),
+        ("127.0.0.1", "127.0.0.1"),
+    ],
+)
+def test_registrable_domain_follows_the_public_suffix_list(given: str, expected: str) -> None:
+    assert registrable_domain(given) == expected
+
+
+def test_host_of_lowercases_and_drops_port_and_credentials() -> None:
+    assert host_of("https://user:pw@Jobs.ACME.test:8443/p") == "jobs.acme.test"
+    assert host_of("not a url") == ""

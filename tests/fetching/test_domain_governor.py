@@ -1,0 +1,102 @@
+"""The DomainGovernor on its own: per-domain concurrency and spacing, budgets in the store."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from resources.governor import DomainGovernor, GovernorConfig, Postponed
+from resources.state.politeness import DomainBudgets
+from resources.state.store import StateStore
+
+NOW = datetime(2026, 1, 5, 8, 0, tzinfo=UTC)
+
+
+async def _hold(governor: DomainGovernor, url: str, log: list, seconds: float) -> None:
+    async with governor.permit(url):
+        log.append(("in", url, time.monotonic()))
+        await asyncio.sleep(seconds)
+        log.append(("out", url, time.monotonic()))
+
+
+def _peak(log: list, domain: str) -> int:
+    inside = peak = 0
+    for event, url, _at in sorted(log, key=lambda e: e[2]):
+        if domain in url:
+            inside += 1 if event == "in" else -1
+            peak = max(peak, inside)
+    return peak
+
+
+@pytest.mark.parametrize("concurrency", [1, 2])
+def test_at_most_concurrency_requests_per_domain_are_in_flight(concurrency: int) -> None:
+    governor = DomainGovernor(GovernorConfig(spacing_s=0, concurrency=concurrency), now=lambda: NOW)
+    log: list = []
+
+    async def main() -> None:
+        urls = [f"http://www.acme.co.uk/{i}" for i in range(3)] + ["http://shop.acme.co.uk/x"]
+        urls += ["http://other.io/a", "http://other.io/b"]
+        await asyncio.gather(*(_hold(governor, u, log, 0.05) for u in urls))
+
+    asyncio.run(main())
+    assert _peak(log, "acme.co.uk") == concurrency  # www. and shop. are one domain
+    assert _peak(log, "other.io") == min(2, concurrency)
+
+
+def test_spacing_applies_per_domain_and_never_between_domains() -> None:
+    governor = DomainGovernor(GovernorConfig(spacing_s=0.2, concurrency=4), now=lambda: NOW)
+    log: list = []
+
+    async def main() -> None:
+        urls = ["http://a.com/1", "http://a.com/2", "http://b.com/1", "http://b.com/2"]
+        await asyncio.gather(*(_hold(governor, u, log, 0) for u in urls))
+
+    started = time.monotonic()
+    asyncio.run(main())
+    starts = {u: at for event, u, at in log if event == "in"}
+    assert starts["http://a.com/2"] - starts["http://a.com/1"] >= 0.19
+    assert starts["http://b.com/2"] - starts["http://b.com/1"] >= 0.19
+    assert starts["http://b.com/1"] - started < starts["http://a.com/2"] - started
+
+
+def test_crawl_delay_of_any_origin_raises_the_domain_spacing() -> None:
+    governor = DomainGovernor(GovernorConfig(spacing_s=1, crawl_delay_max_s=30), now=lambda: NOW)
+    governor.set_crawl_delay("http://docs.acme.co.uk:80", 12)
+    governor.set_crawl_delay("http://www.acme.co.uk:80", 3)
+    assert governor.spacing_for("acme.co.uk") == 12
+    governor.set_crawl_delay("http://docs.acme.co.uk:80", None)
+    assert governor.spacing_for("acme.co.uk") == 3
+
+
+def test_budget_reservations_are_exact_under_concurrency(database_url: str) -> None:
+    store = StateStore.open(database_url)
+    try:
+        budgets = DomainBudgets(store, default_budget=5)
+        governor = DomainGovernor(
+            GovernorConfig(spacing_s=0, concurrency=8), now=lambda: NOW, budgets=budgets
+        )
+        outcomes: list[str] = []
+
+        async def one(i: int) -> None:
+            try:
+                async with governor.permit(f"http://acme.co.uk/{i}"):
+                    outcomes.append("granted")
+            except Postponed as postponed:
+                outcomes.append(postponed.reason)
+
+        async def main() -> None:
+            await asyncio.gather(*(one(i) for i in range(8)))
+
+        asyncio.run(main())
+        assert sorted(outcomes) == ["budget_exhausted"] * 3 + ["granted"] * 5
+        assert budgets.get("acme.co.uk")["used_today"] == 5
+        # A Retry-After block wins over a fresh day's budget until it passes.
+        budgets.block("acme.co.uk", NOW + timedelta(days=2), NOW)
+        later = budgets.reserve("acme.co.uk", NOW + timedelta(days=1))
+        assert (later.granted, later.reason) == (False, "domain_blocked")
+        assert budgets.reserve("acme.co.uk", NOW + timedelta(days=2, seconds=1)).granted
+    finally:
+        store.close()

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from catlas_assets import cli
+from catlas_assets.cli import app as cli
 from catlas_assets.services import catalog
 from catlas_assets.services.runtime import Runtime
 from catlas_assets.services.sensor_run import run_one

@@ -1,6 +1,6 @@
 """CLI commands of discovery and onboarding: `discover`, `onboard`, `companies import`.
 
-Registered on the `catlas` group by cli.py; thin fronts over services/discovery.py,
+Thin fronts over services/discovery.py,
 services/onboarding.py and services/company_import.py.
 """
 
@@ -12,19 +12,21 @@ from pathlib import Path
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from catlas_assets.cli import (
+from catlas_assets.cli.app import (
     EXIT_RUN_FAILED,
     Context,
-    _finish,
-    _table,
+    cli,
     console,
     errors,
+    finish,
     pass_context,
+    table,
 )
+from catlas_assets.cli.catalog import companies
 from catlas_assets.errors import CatlasError
 
 
-@click.command("discover")
+@cli.command("discover")
 @click.argument("url")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @pass_context
@@ -38,7 +40,7 @@ def discover(obj: Context, url: str, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(result.as_json(), indent=2))
         return
-    _table(
+    table(
         ["", "surface", "url", "method", "conf", "verified", "score", "connector", "reason"],
         [
             (
@@ -71,7 +73,7 @@ def discover(obj: Context, url: str, as_json: bool) -> None:
         raise SystemExit(EXIT_RUN_FAILED)
 
 
-@click.command("onboard")
+@cli.command("onboard")
 @click.option("--company", help="Company id or exact name: discover it now.")
 @click.option("--pending", is_flag=True, help="Process a batch of queued discover jobs.")
 @click.option("--fetch-now", is_flag=True, help="New sensors run at once (else staggered).")
@@ -91,7 +93,7 @@ def onboard(
         result = onboard_company(runtime, company, fetch_now=fetch_now)
     else:
         result = onboard_pending(runtime, limit=limit)
-    _table(
+    table(
         ["company", "onboarding", "job", "requests", "created", "updated", "surfaces / error"],
         [
             (
@@ -109,10 +111,10 @@ def onboard(
             for c in result.companies
         ],
     )
-    _finish(result.report)
+    finish(result.report)
 
 
-@click.command("import")
+@companies.command("import")
 @click.argument("csv_file", type=click.Path(path_type=Path, dir_okay=False))
 @pass_context
 def companies_import(obj: Context, csv_file: Path) -> None:
@@ -131,9 +133,3 @@ def companies_import(obj: Context, csv_file: Path) -> None:
         f"{report.added} added, {report.existing} already known, "
         f"{len(bad) + len(report.problems)} bad rows skipped; discovery queued for new companies"
     )
-
-
-def register(cli: click.Group, companies: click.Group) -> None:
-    cli.add_command(discover)
-    cli.add_command(onboard)
-    companies.add_command(companies_import)

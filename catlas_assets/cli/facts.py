@@ -1,7 +1,6 @@
 """CLI commands about facts: connectors, the change inbox, the notifier and the file tools.
 
-Registered on the `catlas` group by `cli.py` (imported at its end); thin fronts over the
-services, like every command.
+Thin fronts over the services, like every command.
 """
 
 from __future__ import annotations
@@ -12,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from catlas_assets.cli import Context, _table, _when, cli, console, pass_context
+from catlas_assets.cli.app import Context, cli, console, pass_context, table, when
 from catlas_assets.domain.vocabulary import Surface
 from catlas_assets.services import catalog
 from catlas_assets.settings import parse_utc_instant
@@ -43,7 +42,7 @@ def connectors_cmd(obj: Context) -> None:
                 connector.description,
             )
         )
-    _table(
+    table(
         ["name", "kind", "version", "runs", "failures", "schema", "entities", "last run", "reads"],
         rows,
     )
@@ -67,11 +66,11 @@ def changes_cmd(obj: Context, pending: bool, company: str | None, since: str | N
         company_id=company_id,
         since=since_at,
     )
-    _table(
+    table(
         ["detected", "company", "surface", "kind", "status", "change", "summary"],
         [
             (
-                _when(r["detected_at"]),
+                when(r["detected_at"]),
                 r["company"],
                 r["surface"],
                 r["kind"],

@@ -1,0 +1,135 @@
+"""The `catlas` group, its context, output helpers, exit codes and error handling."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from catlas_assets.domain.verdict import FailWhen, exit_code
+from catlas_assets.errors import CatlasError, ConfigError, StorageError
+from catlas_assets.services.runs import RunReport
+from catlas_assets.services.runtime import Runtime
+from catlas_assets.settings import Settings
+
+console = Console()
+errors = Console(stderr=True)
+
+# Exit codes (README: "Exit codes").
+EXIT_OK = 0
+EXIT_RUN_FAILED = 1
+EXIT_BAD_INPUT = 2
+EXIT_ENVIRONMENT = 3
+
+
+class Context:
+    def __init__(self) -> None:
+        self._runtime: Runtime | None = None
+
+    @property
+    def settings(self) -> Settings:
+        return Settings.from_env()
+
+    @property
+    def runtime(self) -> Runtime:
+        if self._runtime is None:
+            self._runtime = Runtime(self.settings)
+        return self._runtime
+
+    def close(self) -> None:
+        if self._runtime is not None:
+            self._runtime.close()
+
+
+pass_context = click.make_pass_decorator(Context, ensure=True)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.pass_context
+def cli(ctx: click.Context) -> None:
+    """catlas: watch companies' public web surfaces and turn changes into facts."""
+    ctx.obj = Context()
+    ctx.call_on_close(ctx.obj.close)
+
+
+# -- output helpers ------------------------------------------------------------------------
+def table(columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str | None = None) -> None:
+    table = Table(*columns, title=title, show_lines=False)
+    for row in rows:
+        table.add_row(*("" if v is None else str(v) for v in row))
+    console.print(table)
+
+
+def shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def when(value: datetime | None) -> str:
+    return f"{value:%Y-%m-%d %H:%M}Z" if value else ""
+
+
+def duration(seconds: int) -> str:
+    if seconds % 86400 == 0:
+        return f"{seconds // 86400}d"
+    if seconds >= 3600:
+        return f"{seconds / 3600:.1f}h"
+    return f"{seconds // 60}m"
+
+
+def finish(report: RunReport, *, fail_when: str = "any", others: Sequence[RunReport] = ()) -> None:
+    """Print the verdict; exit 1 as `--fail-when` says over every run the command started."""
+    style = {"success": "green", "partial": "yellow", "failed": "red"}[report.outcome.value]
+    console.print(f"verdict: [{style}]{report.outcome.value}[/] - {report.summary_line}")
+    outcomes = [r.outcome for r in (*others, report)]
+    if exit_code(outcomes, FailWhen(fail_when)):
+        raise SystemExit(EXIT_RUN_FAILED)
+
+
+def print_error(message: object) -> None:
+    """One line on stderr, whatever the message holds and however narrow the terminal."""
+    text = " ".join(line.strip() for line in str(message).splitlines() if line.strip())
+    errors.print(f"catlas: error: {text}", markup=False, highlight=False, soft_wrap=True)
+
+
+@contextmanager
+def _errors_as_messages() -> Iterator[None]:
+    try:
+        yield
+    except (ConfigError, StorageError) as exc:
+        print_error(exc)
+        raise SystemExit(EXIT_ENVIRONMENT) from None
+    except CatlasError as exc:
+        print_error(exc)
+        raise SystemExit(EXIT_BAD_INPUT) from None
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    with _errors_as_messages():
+        try:
+            code = cli.main(
+                args=list(argv) if argv is not None else None,
+                prog_name="catlas",
+                standalone_mode=False,
+            )
+        except click.exceptions.NoArgsIsHelpError as exc:
+            exc.show()
+            raise SystemExit(EXIT_BAD_INPUT) from None
+        except click.ClickException as exc:
+            # Usage errors read like every other error: one line, exit code 2.
+            where = getattr(exc, "ctx", None)
+            hint = f" (see '{where.command_path} --help')" if where is not None else ""
+            print_error(exc.format_message() + hint)
+            raise SystemExit(EXIT_BAD_INPUT) from None
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            raise SystemExit(1) from None
+    if isinstance(code, int) and code:
+        raise SystemExit(code)
+
+
+# Discovery and onboarding commands live in their own module (registered last: it imports

@@ -1,0 +1,98 @@
+"""The fixture web and the demo."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import click
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from catlas_assets.cli.app import (
+    Context,
+    cli,
+    console,
+    finish,
+    pass_context,
+    shorten,
+    table,
+)
+
+
+# -- fixture web and demo ------------------------------------------------------------------
+@cli.group("fixture-web")
+def fixture_web_group() -> None:
+    """The fixture web (fictional company sites on 127.0.0.1)."""
+
+
+@fixture_web_group.command("serve")
+@click.option("--port", default=0, help="Port on 127.0.0.1 (0: any free port).")
+@click.option(
+    "--hosts-file",
+    type=click.Path(path_type=Path),
+    default=Path(".catlas/fixture-hosts"),
+    show_default=True,
+)
+@click.option("--day", type=click.IntRange(0), default=None, help="Simulated day to serve.")
+def fixture_web_serve(port: int, hosts_file: Path, day: int | None) -> None:
+    """Serve the fixture web until Ctrl+C; point CATLAS_HOSTS at the hosts file."""
+    from fixture_web import at_day, serve_forever
+
+    serve_forever(port=port, hosts_file=hosts_file, now=at_day(day) if day is not None else None)
+
+
+@cli.command("demo")
+@click.option("--days", type=click.IntRange(14, 60), default=21, show_default=True)
+@pass_context
+def demo(obj: Context, days: int) -> None:
+    """Live through weeks of monitoring the fixture web on the virtual clock."""
+    from catlas_assets.services.demo import check_ready, run_demo
+
+    settings = obj.settings
+    check_ready(settings)
+    with Progress(
+        TextColumn("[bold]simulating[/]"),
+        BarColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=console,
+    ) as progress:
+        task = progress.add_task("", total=days * 24)
+        start: list[datetime] = []
+
+        def on_progress(now: datetime, end: datetime) -> None:
+            if not start:
+                start.append(now)
+            hours = (now - start[0]).total_seconds() / 3600
+            progress.update(
+                task, completed=hours, description=f"day {int(hours // 24)} {now:%Y-%m-%d %H:%M}Z"
+            )
+
+        result = run_demo(settings, days=days, on_progress=on_progress)
+    state = settings.state_path
+    console.print(
+        ("Reset the previous demo state in " if result.reset else "Fresh demo state in ")
+        + f"{state}/ (SQLite {state}/state.db, lake {state}/lake)"
+    )
+    table(
+        ["detected", "company", "surface", "kind", "summary"],
+        [
+            (
+                f"{c['detected_at']:%Y-%m-%d %H:%M}",
+                c["company"],
+                c["surface"],
+                c["kind"],
+                shorten(c["summary"], 90),
+            )
+            for c in result.changes
+        ],
+        title=f"{len(result.changes)} changes detected",
+    )
+    console.print(
+        "outcomes: " + ", ".join(f"{k}={v}" for k, v in sorted(result.outcomes.items()) if v)
+    )
+    console.print(
+        'explore the lake:  catlas sql "select surface, kind, count(*) from changes group by all"'
+    )
+    console.print("  (through uv: uv run catlas sql ...; the Dagster UI: make ui)")
+    finish(result.report)

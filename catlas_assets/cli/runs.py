@@ -1,0 +1,190 @@
+"""Commands that run sensors and report on runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from catlas_assets.cli.app import (
+    Context,
+    cli,
+    console,
+    finish,
+    pass_context,
+    table,
+    when,
+)
+from catlas_assets.domain.vocabulary import (
+    RunKind,
+    Surface,
+)
+from catlas_assets.run_options import Duration, control_from, run_options
+from catlas_assets.services.runtime import Runtime
+
+
+@cli.command("run-sensor")
+@click.argument("sensor_id", type=int, required=False)
+@click.option("--force", is_flag=True, help="Fetch without conditional headers.")
+@click.option(
+    "--file",
+    "page",
+    type=click.Path(path_type=Path),
+    help="Run the pipeline on a local file instead (no sensor; writes nothing).",
+)
+@click.option("--surface", type=click.Choice([s.value for s in Surface]), help="With --file.")
+@click.option("--connector", default="generic_html", show_default=True, help="With --file.")
+@run_options
+@pass_context
+def run_sensor_cmd(
+    obj: Context,
+    sensor_id: int | None,
+    force: bool,
+    page: Path | None,
+    surface: str | None,
+    connector: str,
+    max_requests: int | None,
+    deadline: float | None,
+    fail_when: str,
+) -> None:
+    """Run one sensor now and print what it found (or extract a local --file)."""
+    from catlas_assets.services.sensor_run import run_one_within
+
+    if page is not None:
+        from catlas_assets.cli.facts import run_file
+
+        run_file(obj, page, surface, connector)
+        return
+    if sensor_id is None:
+        raise click.UsageError("give a SENSOR_ID, or --file PAGE")
+
+    obj.runtime.check_ready()
+    control = control_from(max_requests, deadline)
+    result, report = run_one_within(obj.runtime, sensor_id, force=force, control=control)
+    if result is not None:
+        console.print(
+            f"sensor {result.sensor_id} {result.surface}: [bold]{result.outcome.value}[/]"
+            + (f" ({result.change_kind.value})" if result.change_kind else "")
+            + (f" - {result.summary}" if result.summary else "")
+        )
+    finish(report, fail_when=fail_when)
+
+
+# -- scheduler -----------------------------------------------------------------------------
+@cli.command("schedule")
+@click.option("--once", is_flag=True, help="Run a single tick and exit.")
+@click.option(
+    "--no-onboarding", is_flag=True, help="Daemon: skip the onboarding batch every 4 ticks."
+)
+@run_options
+@pass_context
+def schedule(
+    obj: Context,
+    once: bool,
+    no_onboarding: bool,
+    max_requests: int | None,
+    deadline: float | None,
+    fail_when: str,
+) -> None:
+    """Run the sensors that are due (one tick with --once, else every scheduler_tick_s)."""
+    from catlas_assets.services.daemon import run_daemon
+    from catlas_assets.services.run_control import signals_stop
+    from catlas_assets.services.runs import refused_report
+    from catlas_assets.services.tick import run_tick
+
+    runtime = obj.runtime
+    runtime.check_ready()
+    control = control_from(max_requests, deadline)
+    kind = RunKind.TICK if once else RunKind.DAEMON
+    try:
+        with signals_stop(control):
+            if once:
+                finish(run_tick(runtime, control=control).report, fail_when=fail_when)
+                return
+            result = run_daemon(
+                runtime,
+                control,
+                onboarding=not no_onboarding,
+                on_tick=lambda tick: console.print(tick.summary_line),
+            )
+    except BlockingIOError as exc:
+        finish(refused_report(kind, runtime.clock.now(), exc), fail_when=fail_when)
+        return
+    finish(result.report, fail_when=fail_when, others=result.ticks)
+
+
+@cli.command("report")
+@click.option("--limit", default=20, show_default=True)
+@click.option("--kind", default=None)
+@click.option(
+    "--stale-after",
+    type=click.IntRange(1),
+    default=None,
+    help="List only what has not been productive for N runs in a row.",
+)
+@pass_context
+def report(obj: Context, limit: int, kind: str | None, stale_after: int | None) -> None:
+    """Recent runs with their verdicts (shared by every machine on this database)."""
+    if stale_after is not None:
+        _stale_report(obj.runtime, stale_after, kind)
+        return
+    rows = obj.runtime.store.runs(limit=limit, kind=kind)
+    table(
+        ["run", "kind", "started", "stop", "outcome", "claimed", "ok", "changed", "failed", "gaps", "streak", "detail"],
+        [
+            (
+                r["id"], r["kind"], when(r["started_at"]), r["stop"], r["outcome"], r["claimed"],
+                r["ok"], r["changed"], r["failed"], r["coverage_gaps"], r["empty_streak"], r["detail"] or "",
+            )
+            for r in rows
+        ],
+    )  # fmt: skip
+
+
+def _stale_report(runtime: Runtime, runs: int, kind: str | None) -> None:
+    from resources.state.crawl_stats import unproductive_sensors
+
+    kinds = [RunKind(kind)] if kind else list(RunKind)
+    latest = [r for k in kinds if (r := runtime.store.last_run(k.value)) is not None]
+    stale_runs = [r for r in latest if r["empty_streak"] >= runs]
+    table(
+        ["kind", "last run", "completed", "outcome", "empty-run streak"],
+        [
+            (r["kind"], r["id"], when(r["completed_at"]), r["outcome"], r["empty_streak"])
+            for r in stale_runs
+        ],
+        title=f"run kinds not productive for {runs} runs in a row: {len(stale_runs)}",
+    )
+    sensors_rows = unproductive_sensors(runtime.store.engine, runs=runs)
+    table(
+        ["sensor", "company", "surface", "status", "failed runs", "class", "last success", "url"],
+        [
+            (
+                r["id"], r["company_id"], r["surface"], r["status"], r["consecutive_failures"],
+                r["last_failure_class"] or "", when(r["last_success_at"]), r["url"],
+            )
+            for r in sensors_rows
+        ],
+        title=f"sensors not productive for {runs} runs in a row: {len(sensors_rows)}",
+    )  # fmt: skip
+
+
+@cli.command("stats-crawl")
+@click.option("--window", type=Duration(), default="1h", show_default=True, help="Look-back.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@pass_context
+def stats_crawl(obj: Context, window: float, as_json: bool) -> None:
+    """Throughput, outcome mix, failing/stale counts and the due backlog."""
+    from resources.state.crawl_stats import crawl_stats
+
+    runtime = obj.runtime
+    stats = crawl_stats(runtime.store.engine, now=runtime.clock.now(), window_s=int(window))
+    if as_json:
+        click.echo(json.dumps(stats, indent=2, sort_keys=True))
+        return
+    outcomes = stats.pop("outcomes")
+    by_status = stats.pop("by_status")
+    table(["figure", "value"], sorted(stats.items()), title="crawling")
+    table(["outcome", "sensor runs"], sorted(outcomes.items()), title="outcome mix")
+    table(["status", "sensors"], sorted(by_status.items()), title="sensors by status")

@@ -65,3 +65,19 @@ def test_webserver_loads_the_code_location(tmp_path: Path) -> None:
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+def test_dagster_definitions_validate_passes(tmp_path: Path) -> None:
+    env = {**os.environ, "DAGSTER_HOME": str(tmp_path), "CATLAS_STATE_DIR": str(tmp_path / "s")}
+    (tmp_path / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    dagster = str(Path(sys.executable).parent / "dagster")
+    result = subprocess.run(
+        [dagster, "definitions", "validate", "-w", "workspace.yaml"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "All code locations passed validation" in result.stdout + result.stderr

@@ -9,12 +9,20 @@ streamed under a byte cap both on the wire and after Content-Encoding decoding,
 connect/read/total timeouts and in-run retries of transient failures. Every outcome is
 a `Fetched`: a success, a failure with exactly one failure class, or a postponement
 (`skipped_reason`).
+
+A fetch may also be a POST with a JSON body (an API that is only queried that way, such as
+Workday's job list). Every politeness check applies to it unchanged; it never carries
+conditional headers; it is retried within the run only when the connection could not be
+opened (nothing was sent), never after a status or a broken answer, because the server
+may already have acted on it. A 307/308 redirect repeats the POST with its body; a
+301/302/303 turns it into a GET without a body (what browsers do).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -105,6 +113,25 @@ class FetchConfig:
 # RFC 9309 2.3.1.2: follow at least five redirects for robots.txt, then call it unavailable.
 ROBOTS_MAX_REDIRECTS = 5
 REDIRECT_STATUSES = (301, 302, 303, 307, 308)
+# Only these keep a POST a POST (RFC 9110 15.4); the others are followed with a GET.
+METHOD_KEEPING_REDIRECTS = (307, 308)
+FETCH_METHODS = ("GET", "POST")
+
+
+@dataclass(frozen=True)
+class _Outgoing:
+    """What one hop sends besides the URL: the method and, for a POST, its JSON bytes."""
+
+    method: str = "GET"
+    content: bytes | None = None
+
+    def after_redirect(self, status: int) -> _Outgoing:
+        if self.method == "GET" or status in METHOD_KEEPING_REDIRECTS:
+            return self
+        return _Outgoing()
+
+
+GET = _Outgoing()
 
 
 class _Failure(Exception):
@@ -115,11 +142,13 @@ class _Failure(Exception):
         status: int | None = None,
         *,
         transient: bool = False,
+        unsent: bool = False,
     ) -> None:
         super().__init__(detail)
         self.failure_class = failure_class
         self.status = status
         self.transient = transient  # worth another try within this run
+        self.unsent = unsent  # failed before a byte of the request left: safe for a POST
 
 
 class Fetcher:
@@ -169,13 +198,28 @@ class Fetcher:
         etag: str | None = None,
         last_modified: str | None = None,
         follow_off_domain: bool = False,
+        method: str = "GET",
+        json_body: Any = None,
     ) -> Fetched:
         """GET `url` (conditionally with the validators given) and classify what came back.
 
+        With `method="POST"` the request carries `json_body` as JSON and no validators
+        (`etag`/`last_modified` are ignored: a POST answer is never "not modified").
         A redirect that leaves the URL's registrable domain is not followed unless
         `follow_off_domain`: its target is reported as `final_url` (the `redirected`
         outcome) without asking the other domain.
         """
+        method = method.upper()
+        if method not in FETCH_METHODS:
+            raise ValueError(f"the fetcher sends GET or POST, not {method}")
+        if method == "POST":
+            body_bytes = json.dumps(json_body, ensure_ascii=False, separators=(",", ":"))
+            outgoing = _Outgoing("POST", body_bytes.encode())
+            etag = last_modified = None
+        else:
+            if json_body is not None:
+                raise ValueError("a JSON body is sent with a POST only")
+            outgoing = GET
         conditional = etag is not None or last_modified is not None
         headers: dict[str, str] = {}
         if etag:
@@ -203,7 +247,7 @@ class Fetcher:
             async with asyncio.timeout(self.config.total_timeout_s) as deadline:
                 state.deadline = deadline
                 status, final_url, response_headers, body = await self._follow(
-                    url, headers, state, follow_off_domain=follow_off_domain
+                    url, headers, state, follow_off_domain=follow_off_domain, outgoing=outgoing
                 )
         except _Failure as failure:
             return failed(failure.failure_class, str(failure), failure.status)
@@ -359,7 +403,13 @@ class Fetcher:
 
     # -- the page ------------------------------------------------------------------------
     async def _follow(
-        self, url: str, headers: dict[str, str], state: _Attempts, *, follow_off_domain: bool
+        self,
+        url: str,
+        headers: dict[str, str],
+        state: _Attempts,
+        *,
+        follow_off_domain: bool,
+        outgoing: _Outgoing = GET,
     ) -> tuple[int, str, dict[str, str], bytes]:
         seen = {url}
         current = url
@@ -368,7 +418,7 @@ class Fetcher:
             state.final_url = current
             await self._check_robots(current, state)  # a disallowed URL is never requested
             status, response_headers, body = await self._with_retries(
-                current, headers, state, max_bytes=self.config.max_bytes
+                current, headers, state, max_bytes=self.config.max_bytes, outgoing=outgoing
             )
             if status in REDIRECT_STATUSES and "location" in response_headers:
                 target = _redirect_target(current, response_headers["location"], status)
@@ -381,6 +431,7 @@ class Fetcher:
                     state.final_url = target
                     return status, target, response_headers, b""
                 current = target
+                outgoing = outgoing.after_redirect(status)
                 continue
             if status in (429, 503) and self.governor is not None:
                 # The whole domain waits as asked; this fetch still fails with its class.
@@ -401,20 +452,25 @@ class Fetcher:
         *,
         max_bytes: int,
         truncate: bool = False,
+        outgoing: _Outgoing = GET,
     ) -> tuple[int, dict[str, str], bytes]:
         attempt = 0
+        repeatable = outgoing.method == "GET"
         while True:
             try:
                 status, response_headers, body = await self._once(
-                    url, headers, state, max_bytes=max_bytes, truncate=truncate
+                    url, headers, state, max_bytes=max_bytes, truncate=truncate, outgoing=outgoing
                 )
             except _Failure as failure:
                 if not failure.transient or attempt >= self.config.retries:
                     raise
+                if not repeatable and not failure.unsent:
+                    raise  # the server may have received the POST: never sent twice
             else:
                 # A Retry-After is the server's own schedule: never retried within the run.
                 if (
-                    status not in RETRYABLE_STATUSES
+                    not repeatable
+                    or status not in RETRYABLE_STATUSES
                     or attempt >= self.config.retries
                     or "retry-after" in response_headers
                 ):
@@ -430,6 +486,7 @@ class Fetcher:
         *,
         max_bytes: int,
         truncate: bool = False,
+        outgoing: _Outgoing = GET,
     ) -> tuple[int, dict[str, str], bytes]:
         waited_from = time.monotonic()
         async with self.governor.permit(url) if self.governor else contextlib.nullcontext():
@@ -441,17 +498,33 @@ class Fetcher:
                     state.deadline.reschedule(when + waited)
             state.requests += 1
             try:
-                return await self._request(url, headers, max_bytes=max_bytes, truncate=truncate)
+                return await self._request(
+                    url, headers, max_bytes=max_bytes, truncate=truncate, outgoing=outgoing
+                )
             except _Failure as failure:
                 if failure.failure_class in (FailureClass.DNS, FailureClass.BLOCKED_DESTINATION):
                     state.requests -= 1  # refused before connecting: nothing was sent
                 raise
 
     async def _request(
-        self, url: str, headers: dict[str, str], *, max_bytes: int, truncate: bool
+        self,
+        url: str,
+        headers: dict[str, str],
+        *,
+        max_bytes: int,
+        truncate: bool,
+        outgoing: _Outgoing = GET,
     ) -> tuple[int, dict[str, str], bytes]:
+        if outgoing.content is not None:
+            headers = {
+                **headers,
+                "Content-Type": "application/json",
+                "Accept": "application/json",
+            }
         try:
-            async with self._client.stream("GET", url, headers=headers) as response:
+            async with self._client.stream(
+                outgoing.method, url, headers=headers, content=outgoing.content
+            ) as response:
                 status = response.status_code
                 response_headers = {k.lower(): v for k, v in response.headers.items()}
                 try:
@@ -487,7 +560,12 @@ class Fetcher:
             if isinstance(cause, ResolutionError):
                 raise _Failure(FailureClass.DNS, str(cause)) from None
             raise _Failure(
-                FailureClass.UNKNOWN, f"cannot connect to {url}: {exc}", transient=True
+                FailureClass.UNKNOWN, f"cannot connect to {url}: {exc}", transient=True, unsent=True
+            ) from None
+        except (httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
+            # No connection yet, so nothing of the request was sent.
+            raise _Failure(
+                FailureClass.TIMEOUT, f"{type(exc).__name__} at {url}", transient=True, unsent=True
             ) from None
         except httpx.TimeoutException as exc:
             raise _Failure(

@@ -17,6 +17,7 @@ from catlas_assets.cli.app import (
     shorten,
     table,
 )
+from catlas_assets.run_options import control_from, run_options
 
 
 # -- fixture web and demo ------------------------------------------------------------------
@@ -43,20 +44,28 @@ def fixture_web_serve(port: int, hosts_file: Path, day: int | None) -> None:
 
 @cli.command("demo")
 @click.option("--days", type=click.IntRange(14, 60), default=21, show_default=True)
+@run_options
 @pass_context
-def demo(obj: Context, days: int) -> None:
+def demo(
+    obj: Context, days: int, max_requests: int | None, deadline: float | None, fail_when: str
+) -> None:
     """Live through weeks of monitoring the fixture web on the virtual clock."""
     from catlas_assets.services.demo import check_ready, run_demo
+    from catlas_assets.services.run_control import signals_stop
 
     settings = obj.settings
     check_ready(settings)
-    with Progress(
-        TextColumn("[bold]simulating[/]"),
-        BarColumn(),
-        TextColumn("{task.description}"),
-        TimeElapsedColumn(),
-        console=console,
-    ) as progress:
+    control = control_from(max_requests, deadline)
+    with (
+        signals_stop(control),
+        Progress(
+            TextColumn("[bold]simulating[/]"),
+            BarColumn(),
+            TextColumn("{task.description}"),
+            TimeElapsedColumn(),
+            console=console,
+        ) as progress,
+    ):
         task = progress.add_task("", total=days * 24)
         start: list[datetime] = []
 
@@ -68,7 +77,10 @@ def demo(obj: Context, days: int) -> None:
                 task, completed=hours, description=f"day {int(hours // 24)} {now:%Y-%m-%d %H:%M}Z"
             )
 
-        result = run_demo(settings, days=days, on_progress=on_progress)
+        result = run_demo(settings, days=days, on_progress=on_progress, control=control)
+    if result.report.run_id == "-":
+        finish(result.report, fail_when=fail_when)  # stopped before it started
+        return
     state = settings.state_path
     console.print(
         ("Reset the previous demo state in " if result.reset else "Fresh demo state in ")
@@ -95,4 +107,4 @@ def demo(obj: Context, days: int) -> None:
         'explore the lake:  catlas sql "select surface, kind, count(*) from changes group by all"'
     )
     console.print("  (through uv: uv run catlas sql ...; the Dagster UI: make ui)")
-    finish(result.report)
+    finish(result.report, fail_when=fail_when)

@@ -24,6 +24,7 @@ from catlas_assets.cli.app import (
 )
 from catlas_assets.cli.catalog import companies
 from catlas_assets.errors import CatlasError
+from catlas_assets.run_options import control_from, run_options
 
 
 @cli.command("discover")
@@ -78,21 +79,32 @@ def discover(obj: Context, url: str, as_json: bool) -> None:
 @click.option("--pending", is_flag=True, help="Process a batch of queued discover jobs.")
 @click.option("--fetch-now", is_flag=True, help="New sensors run at once (else staggered).")
 @click.option("--limit", type=click.IntRange(1), default=None, help="Batch size (--pending).")
+@run_options
 @pass_context
 def onboard(
-    obj: Context, company: str | None, pending: bool, fetch_now: bool, limit: int | None
+    obj: Context,
+    company: str | None,
+    pending: bool,
+    fetch_now: bool,
+    limit: int | None,
+    max_requests: int | None,
+    deadline: float | None,
+    fail_when: str,
 ) -> None:
     """Discover a company's surfaces and seed its sensors (or a batch with --pending)."""
     from catlas_assets.services.onboarding import onboard_company, onboard_pending
+    from catlas_assets.services.run_control import signals_stop
 
     if bool(company) == pending:
         raise CatlasError("give either --company X or --pending")
     runtime = obj.runtime
     runtime.check_ready()
-    if company:
-        result = onboard_company(runtime, company, fetch_now=fetch_now)
-    else:
-        result = onboard_pending(runtime, limit=limit)
+    control = control_from(max_requests, deadline)
+    with signals_stop(control):
+        if company:
+            result = onboard_company(runtime, company, fetch_now=fetch_now, control=control)
+        else:
+            result = onboard_pending(runtime, limit=limit, control=control)
     table(
         ["company", "onboarding", "job", "requests", "created", "updated", "surfaces / error"],
         [
@@ -111,7 +123,7 @@ def onboard(
             for c in result.companies
         ],
     )
-    finish(result.report)
+    finish(result.report, fail_when=fail_when)
 
 
 @companies.command("import")

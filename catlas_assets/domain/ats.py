@@ -6,6 +6,11 @@ endpoint that lists the jobs, and a shape that endpoint answers with (see the ve
 public documentation). Discovery verifies a board with one request to that endpoint.
 The endpoint keeps the scheme of the link the site gave (sites link their vendors over
 https; the fixture web speaks plain http).
+
+The verification request is a GET of the endpoint itself, except for Workday: its CXS list
+endpoint (the sensor's URL) answers only a POST with a JSON body, so the board is verified
+with a GET of its public page (`{tenant}.wdN.myworkdayjobs.com/{site}`), which answers
+whatever the list endpoint's method.
 """
 
 from __future__ import annotations
@@ -27,8 +32,13 @@ _TOKEN = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
 class AtsBoard:
     vendor: str  # also the connector name (taxonomy.CONNECTOR_RELIABILITY)
     token: str
-    api_url: str
+    api_url: str  # the endpoint a sensor watches
     source_url: str  # the link or embed it was found in
+    verify_url: str = ""  # what discovery's one verification GET asks ("" = api_url)
+
+    @property
+    def verification_url(self) -> str:
+        return self.verify_url or self.api_url
 
 
 def _json(body: bytes) -> Any:
@@ -88,12 +98,17 @@ def _workday_ok(body: bytes) -> bool:
     return b"<html" in body[:4096].lower() or _json(body) is not None
 
 
+_WORKDAY_HOST = rf"(?P<token>{_TOKEN})\.(?P<wd>wd\d+)\.myworkdayjobs\.com"
+
+
 @dataclass(frozen=True)
 class Vendor:
     name: str
     patterns: tuple[re.Pattern[str], ...]  # over "host/path?query", lowercase host
     api: Callable[[str, dict[str, str]], str]  # scheme, groups -> endpoint
     verify: Callable[[bytes], bool]
+    # scheme, groups -> the URL verified instead of the endpoint (None: the endpoint itself)
+    verify_page: Callable[[str, dict[str, str]], str] | None = None
 
 
 def _p(*patterns: str) -> tuple[re.Pattern[str], ...]:
@@ -142,10 +157,17 @@ VENDORS: tuple[Vendor, ...] = (
     Vendor(
         "workday",
         _p(
-            rf"^(?P<token>{_TOKEN})\.(?P<wd>wd\d+)\.myworkdayjobs\.com/(?:[a-z]{{2}}-[A-Za-z]{{2}}/)?(?P<site>{_TOKEN})",
+            # The CXS endpoint itself (its tenant segment is usually, not always, the host's).
+            rf"^{_WORKDAY_HOST}/wday/cxs/(?P<tenant>{_TOKEN})/(?P<site>{_TOKEN})",
+            # The public board page, with or without a locale.
+            rf"^{_WORKDAY_HOST}/(?:[a-z]{{2}}-[A-Za-z]{{2}}/)?(?!wday/)(?P<site>{_TOKEN})",
         ),
-        lambda s, g: f"{s}://{g['token']}.{g['wd']}.myworkdayjobs.com/{g['site']}",
+        lambda s, g: (
+            f"{s}://{g['token']}.{g['wd']}.myworkdayjobs.com"
+            f"/wday/cxs/{g.get('tenant') or g['token']}/{g['site']}/jobs"
+        ),
         _workday_ok,
+        lambda s, g: f"{s}://{g['token']}.{g['wd']}.myworkdayjobs.com/{g['site']}",
     ),
     Vendor(
         "recruitee",
@@ -202,6 +224,7 @@ def detect_board(url: str) -> AtsBoard | None:
                 token=groups["token"],
                 api_url=vendor.api(parts.scheme, groups),
                 source_url=url.strip(),
+                verify_url=vendor.verify_page(parts.scheme, groups) if vendor.verify_page else "",
             )
     return None
 

@@ -11,7 +11,7 @@
   parsed (2.5: at least 500 KiB); lines that are not records are ignored, so a binary or
   garbled file yields no rules rather than an error.
 - `Crawl-delay` (not in the RFC, widely used) is read per group; `Sitemap:` lines are
-  global and exposed for discovery.
+  global and exposed for discovery, as are the paths the rules name (`named_paths`).
 """
 
 from __future__ import annotations
@@ -179,6 +179,14 @@ class RobotsTxt:
 
     def crawl_delay(self, agent: str) -> float | None:
         return self._group_for(agent)[2]
+
+    def named_paths(self) -> tuple[str, ...]:
+        """Every path an `allow`/`disallow` line names, as written, in file order (deduped).
+
+        Whatever group a line is in, it names a real part of the site; whether this crawler
+        may fetch it is `allowed`'s question (discovery reads candidates out of these).
+        """
+        return tuple(dict.fromkeys(rule.raw for group in self.groups for rule in group.rules))
 
 
 def product_token(agent: str) -> str:

@@ -1,9 +1,10 @@
 """Fetching a sensor through its connector: the connector's request, then its further pages.
 
-A paginated vendor (Lever skip/limit, SmartRecruiters offset/limit, Workday offset/limit 20)
-answers in pages; every page goes through the same fetcher (robots.txt, politeness and
-budgets apply to each request), and the pages are archived together as one object
-(`connectors.base.bundle`) so that reprocessing sees exactly what was fetched.
+A paginated vendor (Lever skip/limit, SmartRecruiters offset/limit, Workday offset/limit 20
+in POST bodies) answers in pages; every page goes through the same fetcher (robots.txt,
+politeness and budgets apply to each request, a POST included), and the pages are archived
+together as one object (`connectors.base.bundle`, which keeps each POST's body) so that
+reprocessing sees exactly what was fetched.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from catlas_assets.domain.connectors import registry
-from catlas_assets.domain.connectors.base import MAX_PAGES, Connector, Page, bundle
+from catlas_assets.domain.connectors.base import MAX_PAGES, Connector, Page, Request, bundle
 from catlas_assets.domain.extract.models import SchemaError
 from catlas_assets.domain.models import Fetched, SensorState
 from catlas_assets.errors import CatlasError
@@ -21,7 +22,14 @@ from resources.fetcher import Fetcher
 
 
 def paginates(connector: Connector) -> bool:
-    return type(connector).next_url is not Connector.next_url
+    return connector.paginates()
+
+
+async def _send(fetcher: Fetcher, request: Request, **validators: str | None) -> Fetched:
+    if request.method == "GET":
+        return await fetcher.fetch(request.url, **validators)
+    # A POST never carries validators (the fetcher would drop them anyway).
+    return await fetcher.fetch(request.url, method=request.method, json_body=request.json_body)
 
 
 async def fetch_for_sensor(fetcher: Fetcher, sensor: SensorState, *, full: bool) -> Fetched:
@@ -31,8 +39,10 @@ async def fetch_for_sensor(fetcher: Fetcher, sensor: SensorState, *, full: bool)
         connector = registry.get("generic_html")  # observe reports the unknown name as SCHEMA
     # Validators only for one-page answers: a 304 on page 1 says nothing about page 2.
     conditional = not full and not paginates(connector)
-    first = await fetcher.fetch(
-        connector.first_url(sensor.url),
+    first_request = connector.first_request(sensor.url)
+    first = await _send(
+        fetcher,
+        first_request,
         etag=sensor.etag if conditional else None,
         last_modified=sensor.last_modified if conditional else None,
     )
@@ -40,23 +50,30 @@ async def fetch_for_sensor(fetcher: Fetcher, sensor: SensorState, *, full: bool)
         return first
     if not paginates(connector):
         return first
-    pages = [Page(first.final_url, first.body, first.content_type)]
+    pages = [_page(first, first_request)]
     requests = first.requests
     elapsed = first.elapsed_ms
     for index in range(MAX_PAGES - 1):
         try:
-            next_url = connector.next_url(pages[-1], index)
+            next_request = connector.next_request(pages[-1], index)
         except SchemaError:
-            next_url = None  # parse() will report the shape problem with the full answer
-        if next_url is None:
+            next_request = None  # parse() will report the shape problem with the full answer
+        if next_request is None:
             break
-        more = await fetcher.fetch(next_url)
+        more = await _send(fetcher, next_request)
         requests += more.requests
         elapsed += more.elapsed_ms
         if more.failure_class is not None or more.skipped_reason:
             return replace(more, requests=requests, elapsed_ms=elapsed)
-        pages.append(Page(more.final_url, more.body, more.content_type))
+        pages.append(_page(more, next_request))
     return replace(first, body=bundle(pages), requests=requests, elapsed_ms=elapsed)
+
+
+def _page(fetched: Fetched, request: Request) -> Page:
+    """The page fetched for `request`, with what was asked (the next request builds on it)."""
+    return Page(
+        fetched.final_url, fetched.body, fetched.content_type, request.method, request.json_body
+    )
 
 
 def connector_stats(

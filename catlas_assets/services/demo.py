@@ -14,7 +14,8 @@ from typing import Any
 from catlas_assets.domain.verdict import Tally
 from catlas_assets.domain.vocabulary import RunKind, Stop
 from catlas_assets.services import compaction, demo_seed, onboarding, sql
-from catlas_assets.services.runs import RunRecorder, RunReport
+from catlas_assets.services.run_control import RunControl
+from catlas_assets.services.runs import RunRecorder, RunReport, unstarted_report
 from catlas_assets.services.runtime import Runtime
 from catlas_assets.services.tick import SUCCESSES, run_tick
 from catlas_assets.settings import Settings
@@ -58,9 +59,17 @@ def run_demo(
     *,
     days: int = 21,
     on_progress: Callable[[datetime, datetime], None] | None = None,
+    control: RunControl | None = None,
 ) -> DemoResult:
+    """`control` (`-n`, `--deadline`, a signal) ends the simulation early: the demo's run
+    then stops `max_requests` or `interrupted`; before the start, nothing is reset."""
     state_dir = settings.state_path
     check_ready(settings)
+    control = control or RunControl()
+    if control.stop_before_start() or control.budget_stop():
+        budget = control.budget_stop()
+        stop = budget[0] if budget else Stop.INTERRUPTED
+        return DemoResult(False, unstarted_report(RunKind.DAEMON, DEFAULT_NOW, stop=stop), 0)
     reset = reset_state(state_dir)
     start = DEFAULT_NOW
     end = start + timedelta(days=days)
@@ -82,13 +91,22 @@ def run_demo(
             demo_seed.load_companies(runtime, fixtures_dir() / "companies.csv")
             # Sensors come from discovery, as for any company a user adds; their first
             # runs happen now so that every planted change has a baseline before it.
-            onboarding.onboard_pending(runtime, fetch_now=True)
+            onboarding.onboard_pending(runtime, fetch_now=True, control=control)
             recorder = RunRecorder(runtime, RunKind.DAEMON)
             totals: Counter[str] = Counter()
             ticks = 0
             productive = False
+            stop, why = Stop.QUEUE_EMPTY, ""
             while True:
-                tick = run_tick(runtime)
+                if (budget := control.budget_stop()) is not None:
+                    stop, why = budget
+                    break
+                if (reason := control.interruption()) is not None:
+                    stop, why = Stop.INTERRUPTED, reason
+                    break
+                tick = run_tick(runtime, control=control)
+                if tick.report.run_id == "-":
+                    continue  # stopped before it started: the checks above say why
                 ticks += 1
                 totals.update(tick.report.counters)
                 productive = productive or any(r.outcome in SUCCESSES for r in tick.runs)
@@ -103,8 +121,10 @@ def run_demo(
                 web.set_now(target)
             compaction.compact_all(runtime)
             failed = totals["failed"] + totals["redirected"]
+            hours = (clock.now() - start).total_seconds() / 3600
+            lived = f"{days}" if hours >= days * 24 else f"{hours:.1f} h of {days}"
             report = recorder.finish(
-                stop=Stop.QUEUE_EMPTY,
+                stop=stop,
                 tally=Tally(
                     succeeded=sum(totals[o.value] for o in SUCCESSES),
                     failures=failed,
@@ -112,7 +132,8 @@ def run_demo(
                     productive=productive,
                 ),
                 counters=dict(totals),
-                detail=f"lived {days} simulated days in {ticks} ticks",
+                detail=(f"{why}; " if why else "")
+                + f"lived {lived} simulated days in {ticks} ticks",
             )
             (state_dir / DEMO_MARKER).write_text(
                 f'{{"run_id": "{report.run_id}", "days": {days}}}\n'

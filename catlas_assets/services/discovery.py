@@ -2,12 +2,14 @@
 
 The steps follow the spec (Discovery) in order of value, so that when the budget runs low
 the least valuable ones are the ones cut: homepage (website variants, redirects) →
-generic-HTML extraction of the homepage → robots.txt `Sitemap:` lines or `/sitemap.xml`
-(an index plus at most 4 children) → ATS detection in the homepage and the best careers
-page, each board verified by one request to its vendor's API → at most 12 common-path
-probes (soft-404 and redirect-to-home rejected) → subdomain probes (DNS first, at most
-6 GETs). Every HTTP request counts against `discovery_max_requests` (robots.txt, redirect
-hops, verification); DNS lookups do not. robots.txt is fetched once per host and obeyed
+generic-HTML extraction of the homepage → the surfaces robots.txt names and allows
+(method `robots`, no request: it was read before the homepage) → robots.txt `Sitemap:`
+lines or `/sitemap.xml` (an index plus at most 4 children) → ATS detection in the
+homepage and the best careers page, each board verified by one request to its vendor
+(Workday: its public board page) → at most 12 common-path probes (soft-404 and
+redirect-to-home rejected) → subdomain probes (DNS first, at most 6 GETs). Every HTTP
+request counts against `discovery_max_requests` (robots.txt, redirect hops,
+verification); DNS lookups do not. robots.txt is fetched once per host and obeyed
 before any other request to that host.
 
 This module writes nothing: `catlas discover` is a dry run of it, and onboarding
@@ -29,6 +31,7 @@ from catlas_assets.domain.classify import classify_url, path_depth
 from catlas_assets.domain.models import Fetched
 from catlas_assets.domain.page_links import PageLinks, extract_links, is_soft_404
 from catlas_assets.domain.robots import RobotsTxt
+from catlas_assets.domain.robots_surfaces import robots_candidates
 from catlas_assets.domain.selection import Candidate, select
 from catlas_assets.domain.sitemap import SitemapError, parse_sitemap
 from catlas_assets.domain.taxonomy import PROBE_PATHS, SUBDOMAIN_SURFACES
@@ -344,6 +347,17 @@ class _Discovery:
             )
         return None, last_error
 
+    def robots_named(self, site: str, domain: str) -> None:
+        """Surfaces the site's robots.txt names and allows (method `robots`).
+
+        The fetcher read that robots.txt before the homepage, so this costs no request.
+        """
+        rules = self.rules_for(site)
+        if rules is None:
+            return
+        for candidate in robots_candidates(rules, site, domain=domain, agent=self.agent):
+            self.add(candidate)
+
     async def sitemaps(self, site: str, domain: str) -> None:
         rules = self.rules_for(site)
         listed = list(rules.sitemaps) if rules is not None else []
@@ -394,10 +408,10 @@ class _Discovery:
                 MAX_ATS_VERIFICATIONS
             ):
                 return
-            if not self.affordable(board.api_url):
+            if not self.affordable(board.verification_url):
                 self._cut("ats")
                 return
-            fetched = await self.get(board.api_url)
+            fetched = await self.get(board.verification_url)
             ok = fetched is not None and ats.verify_answer(
                 board.vendor, fetched.status, fetched.body
             )
@@ -639,6 +653,7 @@ class _Discovery:
         )
         result.same_as = page.same_as
         self.classify_links(page, domain)
+        self.robots_named(site, domain)
         status_hosts = sorted(
             {
                 _origin(c.url)

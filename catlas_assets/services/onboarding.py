@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from catlas_assets.domain.batch_bound import BatchBound
 from catlas_assets.domain.seeding import seed_sensor
 from catlas_assets.domain.selection import Candidate
 from catlas_assets.domain.verdict import Tally
@@ -28,9 +29,11 @@ from catlas_assets.ids import new_id
 from catlas_assets.services import lake_sync
 from catlas_assets.services.catalog import resolve_company
 from catlas_assets.services.discovery import DiscoveryResult, DiscoveryStatus, discover_async
-from catlas_assets.services.runs import RunRecorder, RunReport
+from catlas_assets.services.run_control import RunControl
+from catlas_assets.services.runs import RunRecorder, RunReport, unstarted_report
 from catlas_assets.services.runtime import Runtime
 from resources.state import onboarding_store as queue
+from resources.state.onboarding_release import release_discover_jobs
 from resources.state.onboarding_store import DomainPlan, SensorPlan
 
 # Spec: a failed discover job is retried after 30 min × attempts.
@@ -213,26 +216,56 @@ def _run_jobs(
     *,
     fetch_now: bool | None,
     on_company: Callable[[CompanyOutcome], None] | None,
-) -> list[CompanyOutcome]:
-    async def one(job: dict[str, Any], gate: asyncio.Semaphore) -> tuple[dict, DiscoveryResult]:
+    control: RunControl | None = None,
+    bound: BatchBound | None = None,
+) -> tuple[list[CompanyOutcome], list[dict[str, Any]]]:
+    """Discover the jobs' companies; returns the outcomes and the jobs never reached.
+
+    With a `control`, `bound` decides before each company whether it may start (the run
+    options bound the whole batch; each discovery keeps its own budget).
+    """
+    not_reached: list[dict[str, Any]] = []
+
+    async def one(
+        job: dict[str, Any], gate: asyncio.Semaphore
+    ) -> tuple[dict, DiscoveryResult | None]:
         company = runtime.store.company(job["company_id"])
-        # One fetcher per company: discovery adjusts its fetcher's redirect budget.
-        async with gate, runtime.fetcher() as fetcher:
-            try:
-                return job, await discover_async(runtime, company["website"], fetcher)
-            except Exception as exc:
-                # One company's unexpected error fails its job (retried later), not the batch.
-                return job, DiscoveryResult(
-                    website=company["website"],
-                    status=DiscoveryStatus.FAILED,
-                    error=f"{type(exc).__name__}: {exc}",
-                )
+        async with gate:
+            if (
+                control is not None
+                and bound is not None
+                and not bound.may_start(control.interruption())
+            ):
+                not_reached.append(job)
+                return job, None
+            # One fetcher per company: discovery adjusts its fetcher's redirect budget.
+            async with runtime.fetcher() as fetcher:
+                try:
+                    result = await discover_async(runtime, company["website"], fetcher)
+                except Exception as exc:
+                    # One company's unexpected error fails its job (retried later), not the
+                    # batch.
+                    result = DiscoveryResult(
+                        website=company["website"],
+                        status=DiscoveryStatus.FAILED,
+                        error=f"{type(exc).__name__}: {exc}",
+                    )
+            # Counted before the gate opens, so the next company sees what this one spent.
+            if control is not None and bound is not None:
+                bound.finished(result.requests)
+                control.spend(result.requests)
+            return job, result
 
     async def run_all() -> list[CompanyOutcome]:
         gate = asyncio.Semaphore(PARALLEL_COMPANIES)
         outcomes = []
-        for task in asyncio.as_completed([one(job, gate) for job in jobs]):
+        # Tasks made in queue order wait on the gate in that order: the batch bound then
+        # cuts the end of the queue, never a company picked at random.
+        tasks = [asyncio.ensure_future(one(job, gate)) for job in jobs]
+        for task in asyncio.as_completed(tasks):
             job, result = await task
+            if result is None:
+                continue
             now_flag = fetch_now if fetch_now is not None else bool(job["payload"].get("fetch_now"))
             outcome = _store(runtime, job, result, run_id, now_flag)
             outcomes.append(outcome)
@@ -240,10 +273,17 @@ def _run_jobs(
                 on_company(outcome)
         return outcomes
 
-    return asyncio.run(run_all()) if jobs else []
+    return (asyncio.run(run_all()) if jobs else []), not_reached
 
 
-def _finish(recorder: RunRecorder, outcomes: list[CompanyOutcome], runtime: Runtime) -> RunReport:
+def _finish(
+    recorder: RunRecorder,
+    outcomes: list[CompanyOutcome],
+    runtime: Runtime,
+    *,
+    bound: BatchBound | None = None,
+    released: int = 0,
+) -> RunReport:
     lake_sync.flush(runtime)
     onboarded = [o for o in outcomes if o.status in (OnboardingStatus.ACTIVE, "no_website")]
     failed = [o for o in outcomes if o.status == "failed"]
@@ -257,16 +297,24 @@ def _finish(recorder: RunRecorder, outcomes: list[CompanyOutcome], runtime: Runt
         "sensors_created": created,
         "sensors_updated": sum(len(o.updated) for o in outcomes),
         "dead": len([o for o in outcomes if o.job_status == "dead"]),
+        "released": released,
     }
     detail = f"{len(onboarded)} companies onboarded, {created} sensors created"
     if failed:
         detail += f", {len(failed)} failed ({failed[0].name}: {failed[0].error})"
+    if released:
+        detail += f", {released} released to the next batch"
+    stop = Stop.QUEUE_EMPTY
+    if bound is not None and bound.stop is not None:
+        stop = bound.stop
+        detail = f"{bound.verdict_detail}; {detail}"
     return recorder.finish(
-        stop=Stop.QUEUE_EMPTY,
+        stop=stop,
         tally=Tally(
             succeeded=len(onboarded),
             failures=len(failed),
-            coverage_gaps=len(failed),
+            # A company not reached is a coverage gap, as a due sensor not reached is.
+            coverage_gaps=len(failed) + released,
             productive=bool(onboarded),
         ),
         counters=counters,
@@ -281,11 +329,18 @@ def onboard_pending(
     launch_handle: str | None = None,
     fetch_now: bool | None = None,
     on_company: Callable[[CompanyOutcome], None] | None = None,
+    control: RunControl | None = None,
 ) -> OnboardingReport:
     """Claim a batch of due discover jobs, discover each company, store what was found.
 
-    `fetch_now` (None: as each job asked) makes the new sensors' first run now.
+    `fetch_now` (None: as each job asked) makes the new sensors' first run now. `control`
+    (`-n`, `--deadline`, a signal) bounds the whole batch: no company starts once it says
+    stop, and the companies not reached are released to wait for the next batch.
     """
+    control = control or RunControl()
+    if (unstarted := _unstarted(runtime, control)) is not None:
+        return OnboardingReport(unstarted, [])
+    bound = BatchBound(max_requests=control.budget_left())
     recorder = RunRecorder(runtime, RunKind.DISCOVERY, launch_handle=launch_handle)
     jobs = queue.claim_discover_jobs(
         runtime.store,
@@ -295,8 +350,14 @@ def onboard_pending(
         lease_s=LEASE_S,
     )
     try:
-        outcomes = _run_jobs(
-            runtime, jobs, recorder.run_id, fetch_now=fetch_now, on_company=on_company
+        outcomes, not_reached = _run_jobs(
+            runtime,
+            jobs,
+            recorder.run_id,
+            fetch_now=fetch_now,
+            on_company=on_company,
+            control=control,
+            bound=bound,
         )
     except BaseException:
         for job in jobs:  # interrupted: the jobs go back to the queue as they were
@@ -309,12 +370,37 @@ def onboard_pending(
                 backoff=timedelta(0),
             )
         raise
-    return OnboardingReport(_finish(recorder, outcomes, runtime), outcomes)
+    released = _release(runtime, not_reached, bound)
+    report = _finish(recorder, outcomes, runtime, bound=bound, released=released)
+    return OnboardingReport(report, outcomes)
 
 
-def onboard_company(runtime: Runtime, ref: str, *, fetch_now: bool = False) -> OnboardingReport:
-    """Discover one company now, whatever its queue position."""
+def _unstarted(runtime: Runtime, control: RunControl) -> RunReport | None:
+    """A failed "Not started" verdict, written nowhere, when the batch may not even begin."""
+    if (budget := control.budget_stop()) is not None:
+        return unstarted_report(RunKind.DISCOVERY, runtime.clock.now(), stop=budget[0])
+    if control.stop_before_start() is not None:
+        return unstarted_report(RunKind.DISCOVERY, runtime.clock.now())
+    return None
+
+
+def _release(runtime: Runtime, not_reached: list[dict[str, Any]], bound: BatchBound) -> int:
+    if not not_reached:
+        return 0
+    bound.settle(len(not_reached))
+    return release_discover_jobs(
+        runtime.store, not_reached, worker=runtime.worker, now=runtime.clock.now()
+    )
+
+
+def onboard_company(
+    runtime: Runtime, ref: str, *, fetch_now: bool = False, control: RunControl | None = None
+) -> OnboardingReport:
+    """Discover one company now, whatever its queue position (bounded by `control`)."""
+    control = control or RunControl()
     company = resolve_company(runtime, ref)
+    if (unstarted := _unstarted(runtime, control)) is not None:
+        return OnboardingReport(unstarted, [])
     enqueue(runtime, company["id"], fetch_now=fetch_now)
     job = queue.claim_company_job(
         runtime.store,
@@ -324,8 +410,19 @@ def onboard_company(runtime: Runtime, ref: str, *, fetch_now: bool = False) -> O
         lease_s=LEASE_S,
     )
     recorder = RunRecorder(runtime, RunKind.DISCOVERY)
-    outcomes = _run_jobs(runtime, [job], recorder.run_id, fetch_now=fetch_now, on_company=None)
-    return OnboardingReport(_finish(recorder, outcomes, runtime), outcomes)
+    bound = BatchBound(max_requests=control.budget_left())
+    outcomes, not_reached = _run_jobs(
+        runtime,
+        [job],
+        recorder.run_id,
+        fetch_now=fetch_now,
+        on_company=None,
+        control=control,
+        bound=bound,
+    )
+    released = _release(runtime, not_reached, bound)
+    report = _finish(recorder, outcomes, runtime, bound=bound, released=released)
+    return OnboardingReport(report, outcomes)
 
 
 def pending_jobs(runtime: Runtime, now: datetime | None = None) -> int:

@@ -92,7 +92,9 @@ def test_sitemap_refuses_entities_and_external_references() -> None:
         ("https://apply.workable.com/acme/", "workable",
          "https://apply.workable.com/api/v1/widget/accounts/acme"),
         ("https://acme.wd5.myworkdayjobs.com/en-US/External", "workday",
-         "https://acme.wd5.myworkdayjobs.com/External"),
+         "https://acme.wd5.myworkdayjobs.com/wday/cxs/acme/External/jobs"),
+        ("https://acme.wd5.myworkdayjobs.com/wday/cxs/acme/External/jobs", "workday",
+         "https://acme.wd5.myworkdayjobs.com/wday/cxs/acme/External/jobs"),
         ("https://acme.recruitee.com/", "recruitee", "https://acme.recruitee.com/api/offers/"),
         ("https://acme.jobs.personio.de/", "personio", "https://acme.jobs.personio.de/xml"),
         ("https://acme.teamtailor.com/jobs", "teamtailor", "https://acme.teamtailor.com/jobs.rss"),
@@ -105,6 +107,15 @@ def test_ats_boards_of_the_nine_vendors_are_detected_with_their_api(
 ) -> None:
     board = detect_board(url)
     assert board is not None and (board.vendor, board.api_url) == (vendor, api)
+
+
+def test_workday_is_verified_by_its_public_board_page_not_the_post_only_list() -> None:
+    board = detect_board("https://acme.wd5.myworkdayjobs.com/en-US/External/job/Berlin/x_R-1")
+    assert board is not None
+    assert board.api_url == "https://acme.wd5.myworkdayjobs.com/wday/cxs/acme/External/jobs"
+    assert board.verification_url == "https://acme.wd5.myworkdayjobs.com/External"
+    lever = detect_board("https://jobs.lever.co/acme")
+    assert lever is not None and lever.verification_url == lever.api_url
 
 
 def test_ats_detection_ignores_ordinary_links_and_dedupes_boards() -> None:

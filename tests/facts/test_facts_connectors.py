@@ -176,17 +176,35 @@ def test_smartrecruiters_pages_with_offset_and_limit_until_total_found() -> None
     assert len(jobs(result)) == 4
 
 
-def test_workday_pages_by_20_and_turns_relative_dates_into_dates_at_fetch_time() -> None:
+def test_workday_pages_by_20_in_post_bodies_and_dates_relative_dates_at_fetch_time() -> None:
     wd = Workday()
     base = "http://wren.wd1.myworkdayjobs.com/wday/cxs/wren/External/jobs"
-    first = wd.first_url(base)
-    assert first == base + "?limit=20&offset=0"
+    body = {"appliedFacets": {}, "limit": 20, "offset": 0, "searchText": ""}
+    first = wd.first_request(base)
+    assert (first.url, first.method, first.json_body) == (base, "POST", body)
+    # Paging parameters left on an old sensor URL are not sent: the body pages.
+    assert wd.first_request(base + "?limit=20&offset=20") == first
     host = "wren.wd1.myworkdayjobs.com"
-    page1 = Page(first, fixture(host, "wday/cxs/wren/External/jobs@limit=20&offset=0.d07.json"))
-    second = wd.next_url(page1, 0)
-    assert second == base + "?limit=20&offset=20"
-    page2 = Page(second, fixture(host, "wday/cxs/wren/External/jobs@limit=20&offset=20.d07.json"))
-    assert wd.next_url(page2, 1) is None
+    page1 = Page(
+        first.url,
+        fixture(host, "wday/cxs/wren/External/jobs@limit=20&offset=0.d07.json"),
+        method="POST",
+        json_body=first.json_body,
+    )
+    second = wd.next_request(page1, 0)
+    assert second is not None
+    assert (second.url, second.method, second.json_body) == (base, "POST", {**body, "offset": 20})
+    page2 = Page(
+        second.url,
+        fixture(host, "wday/cxs/wren/External/jobs@limit=20&offset=20.d07.json"),
+        method="POST",
+        json_body=second.json_body,
+    )
+    assert wd.next_request(page2, 1) is None
+    # The archived bundle keeps each page's POST body, so paging can be replayed from it.
+    restored = unbundle(bundle([page1, page2]), base, "")
+    assert restored == [page1, page2]
+    assert wd.next_request(restored[0], 0) == second
     now = datetime(2026, 1, 12, 9, 0, tzinfo=UTC)  # fixture day 7
     result = wd.parse([page1, page2], "jobs_board", now).canonical()
     assert len(jobs(result)) == 24

@@ -109,6 +109,7 @@ def test_requests_are_appended_to_the_log_file(tmp_path) -> None:
         "user_agent",
         "response_bytes",
         "received",
+        "request_body",
     }
 
 

@@ -259,3 +259,32 @@ def test_discovery_fixture_companies_are_served_and_static(web: FixtureWeb) -> N
         urls = [company.get("website")] + [s["url"] for s in company["surfaces"]]
         for url in filter(None, urls):
             assert urlsplit(url).hostname in hosts, (company["name"], url)
+
+
+def test_the_workday_post_fixture_host_is_covered_and_static(web: FixtureWeb) -> None:
+    # relay.wd3.myworkdayjobs.com (the fetcher's POST redirect/retry cases) plants no change:
+    # the test above checks every one of its files and routes over days 0-16.
+    relay = {path for host, path in _every_url(web) if host == "relay.wd3.myworkdayjobs.com"}
+    assert "/wday/cxs/relay/External/jobs?limit=20&offset=0" in relay
+    assert {"/wday/cxs/relay/Moved/jobs", "/wday/cxs/relay/SeeOther/jobs"} <= relay
+
+
+# The companies whose sites link or embed the five further ATS vendors (discovery truth).
+VENDOR_COMPANY_HOSTS = (
+    "wrenfield-freight.com",
+    "swiftline.eu",
+    "plover-medical.de",
+    "finchgames.io",
+    "ternway.com",
+)
+
+
+def test_the_vendor_board_companies_are_covered_and_static(client, web: FixtureWeb) -> None:
+    # The static-timeline test above checks every file of these hosts over days 0-16.
+    urls = set(_every_url(web))
+    assert set(VENDOR_COMPANY_HOSTS) <= {host for host, _ in urls}
+    assert ("wren.wd1.myworkdayjobs.com", "/External") in urls  # the board's public page
+    for host in VENDOR_COMPANY_HOSTS:
+        assert client.get(host, "/").status_code == 200
+    robots = client.get("plover-medical.de", "/robots.txt").text
+    assert "Allow: /newsroom" in robots and "Disallow: /investors" in robots

@@ -11,9 +11,8 @@ from catlas_assets.domain.connectors.base import (
     Connector,
     Page,
     ats_extraction,
-    load_json,
     number,
-    require,
+    records,
     text,
     with_query,
 )
@@ -30,55 +29,43 @@ class Ashby(Connector):
 
     def parse(self, pages: list[Page], surface: str, now: datetime) -> Extraction:
         out = ats_extraction(self.name, surface)
-        for page in pages:
-            data = load_json(page, self.name)
-            require(
-                isinstance(data, dict) and isinstance(data.get("jobs"), list),
-                self.name,
-                "jobs list",
+        for item in records(pages, self.name, "jobs", "job", "id", "title"):
+            if item.get("isListed") is False:
+                continue
+            secondary = [
+                text(s.get("location"))
+                for s in item.get("secondaryLocations") or []
+                if isinstance(s, dict)
+            ]
+            salary = next(
+                (
+                    c
+                    for c in (item.get("compensation") or {}).get("summaryComponents") or []
+                    if isinstance(c, dict) and c.get("compensationType") == "Salary"
+                ),
+                {},
             )
-            for item in data["jobs"]:
-                require(
-                    isinstance(item, dict) and "id" in item and "title" in item,
-                    self.name,
-                    "job id/title",
-                )
-                if item.get("isListed") is False:
-                    continue
-                secondary = [
-                    text(s.get("location"))
-                    for s in item.get("secondaryLocations") or []
-                    if isinstance(s, dict)
-                ]
-                salary = next(
-                    (
-                        c
-                        for c in (item.get("compensation") or {}).get("summaryComponents") or []
-                        if isinstance(c, dict) and c.get("compensationType") == "Salary"
+            out.add(
+                "job",
+                job(
+                    vendor=self.name,
+                    vendor_id=item["id"],
+                    title=item["title"],
+                    department=text(item.get("department")),
+                    team=text(item.get("team")),
+                    locations=[loc for loc in [text(item.get("location")), *secondary] if loc],
+                    remote=item.get("isRemote"),
+                    workplace_type=text(item.get("workplaceType")),
+                    employment_type=text(item.get("employmentType")),
+                    url=item.get("jobUrl"),
+                    posted_at=item.get("publishedAt"),
+                    updated_at=item.get("updatedAt"),
+                    compensation=compensation(
+                        number(salary.get("minValue")),
+                        number(salary.get("maxValue")),
+                        salary.get("currencyCode"),
+                        salary.get("interval"),
                     ),
-                    {},
-                )
-                out.add(
-                    "job",
-                    job(
-                        vendor=self.name,
-                        vendor_id=item["id"],
-                        title=item["title"],
-                        department=text(item.get("department")),
-                        team=text(item.get("team")),
-                        locations=[loc for loc in [text(item.get("location")), *secondary] if loc],
-                        remote=item.get("isRemote"),
-                        workplace_type=text(item.get("workplaceType")),
-                        employment_type=text(item.get("employmentType")),
-                        url=item.get("jobUrl"),
-                        posted_at=item.get("publishedAt"),
-                        updated_at=item.get("updatedAt"),
-                        compensation=compensation(
-                            number(salary.get("minValue")),
-                            number(salary.get("maxValue")),
-                            salary.get("currencyCode"),
-                            salary.get("interval"),
-                        ),
-                    ),
-                )
+                ),
+            )
         return out

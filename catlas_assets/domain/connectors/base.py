@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, ClassVar
@@ -13,7 +14,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from catlas_assets.domain.extract.models import Extraction, SchemaError
 
 # Several pages of one paginated answer are archived as one object: this prefix, then a
-# JSON list of {"url", "body"}; reprocessing splits it back into the pages.
+# JSON list of {"url", "body"} (plus "method" and "json_body" for a page asked by POST);
+# reprocessing splits it back into the pages.
 BUNDLE_MAGIC = b"catlas-pages/1\n"
 MAX_PAGES = 50
 _TAGS = re.compile(r"<[^>]+>")
@@ -21,10 +23,21 @@ _SPACE = re.compile(r"\s+")
 
 
 @dataclass(frozen=True)
+class Request:
+    """One request a connector asks for: a GET, or a POST with a JSON body (Workday)."""
+
+    url: str
+    method: str = "GET"
+    json_body: Any = None
+
+
+@dataclass(frozen=True)
 class Page:
     url: str
     body: bytes
     content_type: str = ""
+    method: str = "GET"
+    json_body: Any = None  # what a POST sent: the next page's request depends on it
 
 
 class Connector:
@@ -43,6 +56,21 @@ class Connector:
         """The next page's URL after `page` (the index-th, from 0), or None when done."""
         return None
 
+    def first_request(self, url: str) -> Request:
+        """The first request for a sensor URL; a GET of `first_url` unless overridden."""
+        return Request(self.first_url(url))
+
+    def next_request(self, page: Page, index: int) -> Request | None:
+        """The request for the page after `page`; a GET of `next_url` unless overridden."""
+        url = self.next_url(page, index)
+        return None if url is None else Request(url)
+
+    @classmethod
+    def paginates(cls) -> bool:
+        return cls.next_url is not Connector.next_url or (
+            cls.next_request is not Connector.next_request
+        )
+
     def parse(self, pages: list[Page], surface: str, now: datetime) -> Extraction:
         raise NotImplementedError
 
@@ -51,7 +79,12 @@ def bundle(pages: list[Page]) -> bytes:
     """The bytes archived for a fetch: the body itself, or a bundle of several pages."""
     if len(pages) == 1:
         return pages[0].body
-    items = [{"url": p.url, "body": p.body.decode("utf-8", errors="replace")} for p in pages]
+    items: list[dict[str, Any]] = []
+    for p in pages:
+        item: dict[str, Any] = {"url": p.url, "body": p.body.decode("utf-8", errors="replace")}
+        if p.method != "GET":
+            item.update(method=p.method, json_body=p.json_body)
+        items.append(item)
     return BUNDLE_MAGIC + json.dumps(items, ensure_ascii=False).encode()
 
 
@@ -59,7 +92,16 @@ def unbundle(body: bytes, url: str, content_type: str) -> list[Page]:
     if not body.startswith(BUNDLE_MAGIC):
         return [Page(url, body, content_type)]
     items = json.loads(body[len(BUNDLE_MAGIC) :])
-    return [Page(i["url"], i["body"].encode(), content_type) for i in items]
+    return [
+        Page(
+            i["url"],
+            i["body"].encode(),
+            content_type,
+            i.get("method", "GET"),
+            i.get("json_body"),
+        )
+        for i in items
+    ]
 
 
 def load_json(page: Page, vendor: str) -> Any:
@@ -72,6 +114,23 @@ def load_json(page: Page, vendor: str) -> Any:
 def require(condition: bool, vendor: str, what: str) -> None:
     if not condition:
         raise SchemaError(f"{vendor}: response does not have the vendor's shape ({what})")
+
+
+def records(
+    pages: list[Page], vendor: str, key: str, item: str, *fields: str
+) -> Iterator[dict[str, Any]]:
+    """Every record of the envelopes ``{key: [...]}`` across pages, each holding ``fields``;
+    any other shape is a SCHEMA failure, never an empty board."""
+    for page in pages:
+        data = load_json(page, vendor)
+        require(isinstance(data, dict) and isinstance(data.get(key), list), vendor, f"{key} list")
+        for record in data[key]:
+            require(
+                isinstance(record, dict) and all(name in record for name in fields),
+                vendor,
+                f"{item} {'/'.join(fields)}",
+            )
+            yield record
 
 
 def text(value: Any) -> str | None:

@@ -13,8 +13,7 @@ from catlas_assets.domain.connectors.base import (
     Page,
     ats_extraction,
     html_to_text,
-    load_json,
-    require,
+    records,
     text,
     with_query,
 )
@@ -31,50 +30,38 @@ class Greenhouse(Connector):
 
     def parse(self, pages: list[Page], surface: str, now: datetime) -> Extraction:
         out = ats_extraction(self.name, surface)
-        for page in pages:
-            data = load_json(page, self.name)
-            require(
-                isinstance(data, dict) and isinstance(data.get("jobs"), list),
-                self.name,
-                "jobs list",
-            )
-            for item in data["jobs"]:
-                require(
-                    isinstance(item, dict) and "id" in item and "title" in item,
-                    self.name,
-                    "job id/title",
-                )
-                departments = [text(d) for d in item.get("departments") or []]
-                offices = [text(o) for o in item.get("offices") or []]
-                location = text(item.get("location"))
-                pay = (item.get("pay_input_ranges") or [None])[0]
-                content = html_to_text(item.get("content"))
-                out.add(
-                    "job",
-                    {
-                        **job(
-                            vendor=self.name,
-                            vendor_id=item["id"],
-                            title=item["title"],
-                            department=next((d for d in departments if d), None),
-                            locations=[location] if location else [o for o in offices if o],
-                            remote=("remote" in (location or "").lower()) or None,
-                            url=item.get("absolute_url"),
-                            posted_at=item.get("first_published"),
-                            updated_at=item.get("updated_at"),
-                            requisition_id=item.get("requisition_id"),
-                            compensation=compensation(
-                                pay["min_cents"] / 100
-                                if pay and pay.get("min_cents") is not None
-                                else None,
-                                pay["max_cents"] / 100
-                                if pay and pay.get("max_cents") is not None
-                                else None,
-                                pay.get("currency_type") if pay else None,
-                                "year" if pay else None,
-                            ),
+        for item in records(pages, self.name, "jobs", "job", "id", "title"):
+            departments = [text(d) for d in item.get("departments") or []]
+            offices = [text(o) for o in item.get("offices") or []]
+            location = text(item.get("location"))
+            pay = (item.get("pay_input_ranges") or [None])[0]
+            content = html_to_text(item.get("content"))
+            out.add(
+                "job",
+                {
+                    **job(
+                        vendor=self.name,
+                        vendor_id=item["id"],
+                        title=item["title"],
+                        department=next((d for d in departments if d), None),
+                        locations=[location] if location else [o for o in offices if o],
+                        remote=("remote" in (location or "").lower()) or None,
+                        url=item.get("absolute_url"),
+                        posted_at=item.get("first_published"),
+                        updated_at=item.get("updated_at"),
+                        requisition_id=item.get("requisition_id"),
+                        compensation=compensation(
+                            pay["min_cents"] / 100
+                            if pay and pay.get("min_cents") is not None
+                            else None,
+                            pay["max_cents"] / 100
+                            if pay and pay.get("max_cents") is not None
+                            else None,
+                            pay.get("currency_type") if pay else None,
+                            "year" if pay else None,
                         ),
-                        "summary": content[:200] or None,
-                    },
-                )
+                    ),
+                    "summary": content[:200] or None,
+                },
+            )
         return out

@@ -8,9 +8,8 @@ from catlas_assets.domain.connectors.base import (
     Connector,
     Page,
     ats_extraction,
-    load_json,
     number,
-    require,
+    records,
     text,
 )
 from catlas_assets.domain.extract.models import Extraction, compensation, job
@@ -30,56 +29,44 @@ class Recruitee(Connector):
 
     def parse(self, pages: list[Page], surface: str, now: datetime) -> Extraction:
         out = ats_extraction(self.name, surface)
-        for page in pages:
-            data = load_json(page, self.name)
-            require(
-                isinstance(data, dict) and isinstance(data.get("offers"), list),
-                self.name,
-                "offers list",
+        for item in records(pages, self.name, "offers", "offer", "id", "title"):
+            if item.get("status") not in (None, "published"):
+                continue
+            locations = [
+                ", ".join(p for p in (loc.get("city"), loc.get("country")) if p)
+                for loc in item.get("locations") or []
+                if isinstance(loc, dict)
+            ] or [text(item.get("location")) or ""]
+            workplace = (
+                "remote"
+                if item.get("remote")
+                else "hybrid"
+                if item.get("hybrid")
+                else "on-site"
+                if item.get("on_site")
+                else None
             )
-            for item in data["offers"]:
-                require(
-                    isinstance(item, dict) and "id" in item and "title" in item,
-                    self.name,
-                    "offer id/title",
-                )
-                if item.get("status") not in (None, "published"):
-                    continue
-                locations = [
-                    ", ".join(p for p in (loc.get("city"), loc.get("country")) if p)
-                    for loc in item.get("locations") or []
-                    if isinstance(loc, dict)
-                ] or [text(item.get("location")) or ""]
-                workplace = (
-                    "remote"
-                    if item.get("remote")
-                    else "hybrid"
-                    if item.get("hybrid")
-                    else "on-site"
-                    if item.get("on_site")
-                    else None
-                )
-                salary = item.get("salary") if isinstance(item.get("salary"), dict) else {}
-                out.add(
-                    "job",
-                    job(
-                        vendor=self.name,
-                        vendor_id=item["id"],
-                        title=item["title"],
-                        department=text(item.get("department")),
-                        locations=locations,
-                        remote=bool(item.get("remote")) if "remote" in item else None,
-                        workplace_type=workplace,
-                        employment_type=text(item.get("employment_type_code")),
-                        url=item.get("careers_url"),
-                        posted_at=_utc(item.get("published_at")),
-                        updated_at=_utc(item.get("updated_at")),
-                        compensation=compensation(
-                            number(salary.get("min")),
-                            number(salary.get("max")),
-                            salary.get("currency"),
-                            salary.get("period"),
-                        ),
+            salary = item.get("salary") if isinstance(item.get("salary"), dict) else {}
+            out.add(
+                "job",
+                job(
+                    vendor=self.name,
+                    vendor_id=item["id"],
+                    title=item["title"],
+                    department=text(item.get("department")),
+                    locations=locations,
+                    remote=bool(item.get("remote")) if "remote" in item else None,
+                    workplace_type=workplace,
+                    employment_type=text(item.get("employment_type_code")),
+                    url=item.get("careers_url"),
+                    posted_at=_utc(item.get("published_at")),
+                    updated_at=_utc(item.get("updated_at")),
+                    compensation=compensation(
+                        number(salary.get("min")),
+                        number(salary.get("max")),
+                        salary.get("currency"),
+                        salary.get("period"),
                     ),
-                )
+                ),
+            )
         return out

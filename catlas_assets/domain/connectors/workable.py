@@ -11,8 +11,7 @@ from catlas_assets.domain.connectors.base import (
     Connector,
     Page,
     ats_extraction,
-    load_json,
-    require,
+    records,
     text,
     with_query,
 )
@@ -29,44 +28,30 @@ class Workable(Connector):
 
     def parse(self, pages: list[Page], surface: str, now: datetime) -> Extraction:
         out = ats_extraction(self.name, surface)
-        for page in pages:
-            data = load_json(page, self.name)
-            require(
-                isinstance(data, dict) and isinstance(data.get("jobs"), list),
-                self.name,
-                "jobs list",
-            )
-            for item in data["jobs"]:
-                require(
-                    isinstance(item, dict) and "title" in item and "shortcode" in item,
-                    self.name,
-                    "job title/shortcode",
-                )
-                locations = []
-                for loc in item.get("locations") or []:
-                    if isinstance(loc, dict) and not loc.get("hidden"):
-                        locations.append(
-                            ", ".join(p for p in (loc.get("city"), loc.get("country")) if p)
-                        )
-                if not locations:
+        for item in records(pages, self.name, "jobs", "job", "title", "shortcode"):
+            locations = []
+            for loc in item.get("locations") or []:
+                if isinstance(loc, dict) and not loc.get("hidden"):
                     locations.append(
-                        ", ".join(p for p in (item.get("city"), item.get("country")) if p)
+                        ", ".join(p for p in (loc.get("city"), loc.get("country")) if p)
                     )
-                remote = bool(item.get("telecommuting"))
-                out.add(
-                    "job",
-                    job(
-                        vendor=self.name,
-                        vendor_id=item["shortcode"],
-                        title=item["title"],
-                        department=text(item.get("department")),
-                        locations=locations,
-                        remote=remote,
-                        workplace_type="remote" if remote else None,
-                        employment_type=text(item.get("employment_type")),
-                        url=item.get("shortlink") or item.get("url"),
-                        posted_at=item.get("published_on"),
-                        requisition_id=item.get("code"),
-                    ),
-                )
+            if not locations:
+                locations.append(", ".join(p for p in (item.get("city"), item.get("country")) if p))
+            remote = bool(item.get("telecommuting"))
+            out.add(
+                "job",
+                job(
+                    vendor=self.name,
+                    vendor_id=item["shortcode"],
+                    title=item["title"],
+                    department=text(item.get("department")),
+                    locations=locations,
+                    remote=remote,
+                    workplace_type="remote" if remote else None,
+                    employment_type=text(item.get("employment_type")),
+                    url=item.get("shortlink") or item.get("url"),
+                    posted_at=item.get("published_on"),
+                    requisition_id=item.get("code"),
+                ),
+            )
         return out

@@ -1,9 +1,8 @@
 """Workday CXS list endpoint: `{tenant}.wdN.myworkdayjobs.com/wday/cxs/{tenant}/{site}/jobs`.
 
-Workday itself wants a POST with `{"appliedFacets": {}, "limit": 20, "offset": N,
-"searchText": ""}`. catlas's fetcher sends GET requests only, so this connector models the
-list request as `GET .../jobs?limit=20&offset=N` (the same two paging parameters; the
-fixture web answers it). Pages hold at most 20 postings; `total` says when to stop.
+The list is only served to a POST with the JSON body `{"appliedFacets": {}, "limit": 20,
+"offset": N, "searchText": ""}`; the connector asks exactly that, page after page (the
+URL itself never changes). Pages hold at most 20 postings; `total` says when to stop.
 `postedOn` is relative text ("Posted 3 Days Ago"), turned into a date relative to the
 fetch time `now`, so that the same posting keeps the same date from day to day.
 """
@@ -12,21 +11,37 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta
-from urllib.parse import urlsplit
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from catlas_assets.domain.connectors.base import (
     Connector,
     Page,
+    Request,
     ats_extraction,
     load_json,
     query_int,
     require,
     text,
-    with_query,
 )
 from catlas_assets.domain.extract.models import Extraction, job
 
 PAGE_SIZE = 20  # Workday's hard cap per page
+_PAGING = ("limit", "offset")
+
+
+def list_body(offset: int) -> dict[str, Any]:
+    """The JSON body of one list request, in Workday's own field order."""
+    return {"appliedFacets": {}, "limit": PAGE_SIZE, "offset": offset, "searchText": ""}
+
+
+def list_url(url: str) -> str:
+    """The endpoint without paging parameters (a sensor URL may still carry old ones)."""
+    parts = urlsplit(url)
+    kept = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k not in _PAGING]
+    return urlunsplit(parts._replace(query=urlencode(kept)))
+
+
 _DAYS_AGO = re.compile(r"posted\s+(\d+)\+?\s+days?\s+ago", re.I)
 
 
@@ -54,19 +69,22 @@ class Workday(Connector):
     kind = "ats"
     description = "Workday CXS job list (offset/limit 20, relative posted dates)"
 
-    def first_url(self, url: str) -> str:
-        return with_query(url, limit=PAGE_SIZE, offset=0)
+    def first_request(self, url: str) -> Request:
+        return Request(list_url(url), "POST", list_body(0))
 
-    def next_url(self, page: Page, index: int) -> str | None:
+    def next_request(self, page: Page, index: int) -> Request | None:
         data = load_json(page, self.name)
         if not isinstance(data, dict):
             return None
-        offset = query_int(page.url, "offset", 0)
+        sent = page.json_body if isinstance(page.json_body, dict) else {}
+        offset = sent.get("offset")
+        if not isinstance(offset, int) or isinstance(offset, bool):
+            offset = query_int(page.url, "offset", 0)  # a page archived before POST paging
         got = len(data.get("jobPostings") or [])
         total = data.get("total")
         if got == 0 or not isinstance(total, int) or offset + got >= total:
             return None
-        return with_query(page.url, offset=offset + got)
+        return Request(list_url(page.url), "POST", list_body(offset + got))
 
     def parse(self, pages: list[Page], surface: str, now: datetime) -> Extraction:
         out = ats_extraction(self.name, surface)

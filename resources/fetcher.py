@@ -200,6 +200,7 @@ class Fetcher:
         follow_off_domain: bool = False,
         method: str = "GET",
         json_body: Any = None,
+        max_requests: int | None = None,
     ) -> Fetched:
         """GET `url` (conditionally with the validators given) and classify what came back.
 
@@ -207,7 +208,9 @@ class Fetcher:
         (`etag`/`last_modified` are ignored: a POST answer is never "not modified").
         A redirect that leaves the URL's registrable domain is not followed unless
         `follow_off_domain`: its target is reported as `final_url` (the `redirected`
-        outcome) without asking the other domain.
+        outcome) without asking the other domain. `max_requests` caps every request this
+        fetch may send (robots.txt and hops included); reaching it postpones the fetch
+        with reason `request_budget` instead of sending one more.
         """
         method = method.upper()
         if method not in FETCH_METHODS:
@@ -227,7 +230,7 @@ class Fetcher:
         if last_modified:
             headers["If-Modified-Since"] = last_modified
         started = time.monotonic()
-        state = _Attempts(final_url=url)
+        state = _Attempts(final_url=url, limit=max_requests)
 
         def failed(failure_class: FailureClass, detail: str, status: int | None) -> Fetched:
             return Fetched(
@@ -496,6 +499,10 @@ class Fetcher:
                 when = state.deadline.when()
                 if waited > 0 and when is not None:
                     state.deadline.reschedule(when + waited)
+            if state.limit is not None and state.requests >= state.limit:
+                raise Postponed(
+                    "request_budget", f"request budget of {state.limit} spent before {url}", None
+                )
             state.requests += 1
             try:
                 return await self._request(
@@ -623,6 +630,7 @@ def _redirect_target(current: str, location: str, status: int) -> str:
 class _Attempts:
     requests: int = 0  # every request sent: robots.txt, retries and redirect hops included
     final_url: str = ""
+    limit: int | None = None  # the caller's cap on `requests` (discovery's budget)
     deadline: asyncio.Timeout | None = None
 
 

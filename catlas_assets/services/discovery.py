@@ -215,13 +215,16 @@ class _Discovery:
         try:
             async with asyncio.timeout(seconds):
                 # Off-domain redirects are followed: a renamed company's homepage moves.
-                fetched = await self.fetcher.fetch(url, follow_off_domain=True)
+                # The cap covers robots.txt (and its redirects) on a new origin too.
+                fetched = await self.fetcher.fetch(url, follow_off_domain=True, max_requests=left)
         except TimeoutError:
             self.used += 1
             raise _BudgetSpent() from None
         finally:
             self.fetcher.config = self.base_config
         self.used += fetched.requests  # 0 when the fetcher refused it without asking
+        if fetched.skipped_reason == "request_budget":
+            raise _BudgetSpent()
         return fetched
 
     def rules_for(self, url: str) -> RobotsTxt | None:

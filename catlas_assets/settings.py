@@ -59,6 +59,9 @@ class Settings:
         60.0, "Wall-clock cap on one fetch, redirects included."
     )
     fetch_max_bytes: int = _setting(10_000_000, "Cap on a response body; more is TOO_LARGE.")
+    ca_bundle: str = _setting(
+        "", "PEM file of the certificate authorities https is verified against (empty: system)."
+    )
     fetch_retries: int = _setting(2, "Retries of transient failures within one run.")
     fetch_concurrency: int = _setting(16, "Sensors fetched at once by one worker.")
     max_redirects: int = _setting(10, "Redirect hops followed before REDIRECT.")
@@ -234,6 +237,8 @@ class Settings:
             ("http://", "https://")
         ):
             raise ConfigError("CATLAS_NOTIFY_WEBHOOK_URL must be an http(s) URL")
+        if self.ca_bundle and not Path(self.ca_bundle).is_file():
+            raise ConfigError(f"CATLAS_CA_BUNDLE={self.ca_bundle!r} is not a readable PEM file")
         if self.fetch_retries < 0:
             raise ConfigError("CATLAS_FETCH_RETRIES must be >= 0")
         for name in ("domain_concurrency", "domain_daily_budget", "robots_ttl_s"):

@@ -81,10 +81,11 @@ class _ResolvingBackend(httpcore.AsyncNetworkBackend):
 
 
 class _Transport(httpx.AsyncHTTPTransport):
-    def __init__(self, resolver: Resolver, limits: httpx.Limits) -> None:
+    def __init__(self, resolver: Resolver, limits: httpx.Limits, ca_bundle: str = "") -> None:
         super().__init__(limits=limits)
         self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=httpx.create_ssl_context(),
+            # The system's trust store, or a PEM bundle (a private CA, the TLS test server).
+            ssl_context=httpx.create_ssl_context(verify=ca_bundle or True),
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,
@@ -108,6 +109,7 @@ class FetchConfig:
     max_connections: int = 64
     robots_ttl_s: float = 86400.0
     robots_unavailable_retry_s: float = 3600.0
+    ca_bundle: str = ""
 
 
 # RFC 9309 2.3.1.2: follow at least five redirects for robots.txt, then call it unavailable.
@@ -174,7 +176,7 @@ class Fetcher:
             max_keepalive_connections=config.max_connections,
         )
         self._client = httpx.AsyncClient(
-            transport=_Transport(resolver, limits),
+            transport=_Transport(resolver, limits, config.ca_bundle),
             timeout=httpx.Timeout(
                 config.read_timeout_s, connect=config.connect_timeout_s, pool=config.total_timeout_s
             ),

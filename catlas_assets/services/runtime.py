@@ -104,6 +104,7 @@ class Runtime:
                 max_connections=max(8, s.fetch_concurrency),
                 robots_ttl_s=s.robots_ttl_s,
                 robots_unavailable_retry_s=s.robots_unavailable_retry_s,
+                ca_bundle=s.ca_bundle,
             ),
             self.resolver,
             robots=self.robots_cache,

@@ -81,11 +81,14 @@ class DomainGovernor:
 
     def set_crawl_delay(self, origin: str, delay_s: float | None) -> None:
         """Crawl-delay of one origin; the domain waits for the largest of its origins'."""
-        delays = self._domain(registrable_domain(origin)).crawl_delays
+        domain = registrable_domain(origin)
+        delays = self._domain(domain).crawl_delays
         if delay_s is None:
             delays.pop(origin, None)
         else:
             delays[origin] = delay_s
+        if self.budgets is not None:
+            self.budgets.record_crawl_delay(domain, max(delays.values(), default=None), self.now())
 
     @asynccontextmanager
     async def permit(self, url: str) -> AsyncIterator[None]:

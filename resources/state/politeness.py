@@ -122,6 +122,19 @@ class DomainBudgets:
             )
         return dict(row) if row else None
 
+    def record_crawl_delay(self, domain: str, delay_s: float | None, now: datetime) -> None:
+        """Keep the Crawl-delay the domain's robots.txt asks for where operators can see it."""
+
+        def action(conn: Connection) -> None:
+            self._row(conn, domain, now)
+            conn.execute(
+                update(domain_budgets)
+                .where(domain_budgets.c.domain == domain)
+                .values(crawl_delay_s=delay_s, updated_at=now)
+            )
+
+        self._locked(action)
+
     def set_budget(self, domain: str, daily_budget: int, now: datetime) -> None:
         def action(conn: Connection) -> None:
             self._row(conn, domain, now)

@@ -16,6 +16,7 @@ from catlas_assets.domain.vocabulary import FailureClass, Outcome, ReviewKind, S
 from catlas_assets.services import sql
 from catlas_assets.services.tick import run_tick
 from resources.resolver import Destination, Resolver
+from resources.state.politeness import DomainBudgets
 
 F = "http://faultline.dev"
 
@@ -180,6 +181,9 @@ def test_crawl_delay_spaces_requests_to_one_domain_across_concurrent_sensors(wat
     gaps = [b - a for a, b in pairwise(arrivals)]
     # robots.txt comes before its Crawl-delay is known; the pages keep one second apart.
     assert min(gaps[1:]) >= 0.95
+    # ...and the delay robots.txt asked for is kept where operators can read it.
+    budgets = DomainBudgets(w.runtime.store, default_budget=1)
+    assert (budgets.get("patient-crawler.dev") or {}).get("crawl_delay_s") == 1.0
 
 
 def test_default_spacing_holds_per_registrable_domain_not_per_host(watch) -> None:

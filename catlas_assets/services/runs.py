@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -140,7 +141,8 @@ def write_last_run(state_dir: Path, report: RunReport) -> None:
     except (OSError, ValueError):
         data = {}
     data[report.kind] = report.as_json()
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    # Unique per writer: two workers of one process may finish runs at the same moment.
+    tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
     tmp.write_text(json.dumps(data, indent=2, sort_keys=True))
     os.replace(tmp, path)
 

@@ -180,8 +180,9 @@ def test_entity_events_follow_each_entity_through_the_timeline(lived: Lived) -> 
     )
 
     def events(url: str, entity_type: str) -> list[tuple[int, str, str]]:
+        # Events of one instant have no order of their own: compare them sorted.
         sid = lived.sensor_ids[url]
-        return [
+        return sorted(
             (
                 (r["observed_at"].date() - planted_epoch()).days,
                 r["event"],
@@ -189,7 +190,7 @@ def test_entity_events_follow_each_entity_through_the_timeline(lived: Lived) -> 
             )
             for r in rows
             if r["sensor_id"] == sid and r["entity_type"] == entity_type and r["event"] != "seen"
-        ]
+        )
 
     assert events("http://kestrel-labs.com/pricing", "pricing_plan") == [
         (0, "added", "Business"), (0, "added", "Starter"), (0, "added", "Team"),

@@ -508,34 +508,14 @@ class _Discovery:
             fetched = await self.get(url)
             depth = path_depth(url)
             if fetched is None:
-                self.add(
-                    Candidate(
-                        url,
-                        surface,
-                        DiscoveryMethod.PROBE,
-                        0.8,
-                        False,
-                        depth,
-                        rejected="robots.txt disallows it",
-                    )
-                )
+                self.add(_rejected_probe(url, surface, depth, "robots.txt disallows it"))
                 probes -= 1  # no request was made
                 continue
             if fetched.failure_class is not None or fetched.status != 200:
                 status = fetched.status or (
                     fetched.failure_class.value if fetched.failure_class else "?"
                 )
-                self.add(
-                    Candidate(
-                        url,
-                        surface,
-                        DiscoveryMethod.PROBE,
-                        0.8,
-                        False,
-                        depth,
-                        rejected=f"answered {status}",
-                    )
-                )
+                self.add(_rejected_probe(url, surface, depth, f"answered {status}"))
                 continue
             page = extract_links(fetched.body, fetched.content_type, fetched.final_url)
             rejected = ""
@@ -697,3 +677,8 @@ def discover_company(
             return await discover_async(runtime, website, fetcher)
 
     return asyncio.run(_run())
+
+
+def _rejected_probe(url: str, surface: Surface, depth: int, reason: str) -> Candidate:
+    """A common-path probe that did not find the surface, kept with why (discovery table)."""
+    return Candidate(url, surface, DiscoveryMethod.PROBE, 0.8, False, depth, rejected=reason)

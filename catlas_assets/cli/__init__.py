@@ -11,7 +11,8 @@ from catlas_assets.cli import (  # noqa: F401 - imported to register their comma
     discovery,
     facts,
     lake,
-    politeness,
+    review,
+    robots,
     runs,
 )
 from catlas_assets.cli.app import cli, main

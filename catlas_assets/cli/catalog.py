@@ -49,7 +49,7 @@ def companies_add(
 @pass_context
 def companies_list(obj: Context) -> None:
     """List companies."""
-    rows = obj.runtime.store.list_companies()
+    rows = catalog.list_companies(obj.runtime)
     table(
         ["id", "name", "domain", "importance", "tier", "onboarding", "sensors"],
         [
@@ -80,9 +80,7 @@ def sensors(
     if ctx.invoked_subcommand is not None:
         return
     obj: Context = ctx.find_object(Context)
-    runtime = obj.runtime
-    company_id = catalog.resolve_company(runtime, company)["id"] if company else None
-    rows = runtime.store.list_sensors(company_id=company_id, status=status, surface=surface)
+    rows = catalog.list_sensors(obj.runtime, company=company, status=status, surface=surface)
     table(
         [
             "id",

@@ -13,7 +13,6 @@ import click
 
 from catlas_assets.cli.app import Context, cli, console, pass_context, table, when
 from catlas_assets.domain.vocabulary import Surface
-from catlas_assets.services import catalog
 from catlas_assets.settings import parse_utc_instant
 
 
@@ -21,30 +20,24 @@ from catlas_assets.settings import parse_utc_instant
 @pass_context
 def connectors_cmd(obj: Context) -> None:
     """The connector registry with each connector's stats (from the `connectors` table)."""
-    from catlas_assets.domain.connectors.registry import CONNECTORS
-    from resources.state.connector_stats import all_stats
+    from catlas_assets.services.connector_stats import connector_table
 
-    stats = all_stats(obj.runtime.store)
-    rows = []
-    for name, connector in CONNECTORS.items():
-        row = stats.get(name, {})
-        s = row.get("stats") or {}
-        rows.append(
-            (
-                name,
-                connector.kind,
-                connector.version,
-                s.get("runs", 0),
-                s.get("failures", 0),
-                s.get("schema_failures", 0),
-                s.get("entities_last", ""),
-                s.get("last_run_at", ""),
-                connector.description,
-            )
-        )
     table(
         ["name", "kind", "version", "runs", "failures", "schema", "entities", "last run", "reads"],
-        rows,
+        [
+            (
+                c.name,
+                c.kind,
+                c.version,
+                c.runs,
+                c.failures,
+                c.schema_failures,
+                c.entities_last,
+                c.last_run_at,
+                c.description,
+            )
+            for c in connector_table(obj.runtime)
+        ],
     )
 
 
@@ -55,17 +48,10 @@ def connectors_cmd(obj: Context) -> None:
 @pass_context
 def changes_cmd(obj: Context, pending: bool, company: str | None, since: str | None) -> None:
     """The change inbox: meaningful-or-above changes, pending or delivered."""
-    from resources.state import inbox
+    from catlas_assets.services.change_inbox import list_changes
 
-    runtime = obj.runtime
-    company_id = catalog.resolve_company(runtime, company)["id"] if company else None
     since_at = parse_utc_instant(since, "--since") if since else None
-    rows = inbox.list_changes(
-        runtime.store,
-        status="pending" if pending else None,
-        company_id=company_id,
-        since=since_at,
-    )
+    rows = list_changes(obj.runtime, pending=pending, company=company, since=since_at)
     table(
         ["detected", "company", "surface", "kind", "status", "change", "summary"],
         [
@@ -151,6 +137,6 @@ def run_file(obj: Context, page: Path, surface: str | None, connector: str) -> N
 
 
 def _now(obj: Context) -> datetime:
-    from resources.clock import clock_for
+    from catlas_assets.services import clock
 
-    return clock_for(obj.settings.frozen_now).now()
+    return clock.now(obj.settings)

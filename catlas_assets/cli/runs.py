@@ -21,7 +21,7 @@ from catlas_assets.domain.vocabulary import (
     Surface,
 )
 from catlas_assets.run_options import Duration, control_from, run_options
-from catlas_assets.services.runtime import Runtime
+from catlas_assets.services.run_history import StaleReport, recent_runs, stale_report
 
 
 @cli.command("run-sensor")
@@ -127,9 +127,9 @@ def schedule(
 def report(obj: Context, limit: int, kind: str | None, stale_after: int | None) -> None:
     """Recent runs with their verdicts (shared by every machine on this database)."""
     if stale_after is not None:
-        _stale_report(obj.runtime, stale_after, kind)
+        _print_stale(stale_report(obj.runtime, stale_after, kind))
         return
-    rows = obj.runtime.store.runs(limit=limit, kind=kind)
+    rows = recent_runs(obj.runtime, limit=limit, kind=kind)
     table(
         ["run", "kind", "started", "stop", "outcome", "claimed", "ok", "changed", "failed", "gaps", "streak", "detail"],
         [
@@ -142,12 +142,8 @@ def report(obj: Context, limit: int, kind: str | None, stale_after: int | None) 
     )  # fmt: skip
 
 
-def _stale_report(runtime: Runtime, runs: int, kind: str | None) -> None:
-    from resources.state.crawl_stats import unproductive_sensors
-
-    kinds = [RunKind(kind)] if kind else list(RunKind)
-    latest = [r for k in kinds if (r := runtime.store.last_run(k.value)) is not None]
-    stale_runs = [r for r in latest if r["empty_streak"] >= runs]
+def _print_stale(report: StaleReport) -> None:
+    runs, stale_runs, sensors_rows = report.runs, report.run_kinds, report.sensors
     table(
         ["kind", "last run", "completed", "outcome", "empty-run streak"],
         [
@@ -156,7 +152,6 @@ def _stale_report(runtime: Runtime, runs: int, kind: str | None) -> None:
         ],
         title=f"run kinds not productive for {runs} runs in a row: {len(stale_runs)}",
     )
-    sensors_rows = unproductive_sensors(runtime.store.engine, runs=runs)
     table(
         ["sensor", "company", "surface", "status", "failed runs", "class", "last success", "url"],
         [
@@ -176,10 +171,9 @@ def _stale_report(runtime: Runtime, runs: int, kind: str | None) -> None:
 @pass_context
 def stats_crawl(obj: Context, window: float, as_json: bool) -> None:
     """Throughput, outcome mix, failing/stale counts and the due backlog."""
-    from resources.state.crawl_stats import crawl_stats
+    from catlas_assets.services.crawl_stats import crawl_stats
 
-    runtime = obj.runtime
-    stats = crawl_stats(runtime.store.engine, now=runtime.clock.now(), window_s=int(window))
+    stats = crawl_stats(obj.runtime, window_s=int(window))
     if as_json:
         click.echo(json.dumps(stats, indent=2, sort_keys=True))
         return

@@ -104,3 +104,20 @@ def add_sensor(
         created_at=now,
         updated_at=now,
     )
+
+
+def list_companies(runtime: Runtime) -> list[dict[str, Any]]:
+    """Every company with its onboarding status and its number of sensors."""
+    return runtime.store.list_companies()
+
+
+def list_sensors(
+    runtime: Runtime,
+    *,
+    company: str | None = None,
+    status: str | None = None,
+    surface: str | None = None,
+) -> list[dict[str, Any]]:
+    """Sensors, filtered by company (id or exact name), status and surface."""
+    company_id = resolve_company(runtime, company)["id"] if company else None
+    return runtime.store.list_sensors(company_id=company_id, status=status, surface=surface)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from catlas_assets.errors import ConfigError
+from catlas_assets.services.change_inbox import awaiting_delivery
 from catlas_assets.services.runtime import Runtime
 from resources.notifier import WebhookNotifier, slack_message
 from resources.state import inbox
@@ -18,32 +19,19 @@ class NotifyResult:
 
 
 def deliver_pending(runtime: Runtime, notifier: WebhookNotifier | None = None) -> NotifyResult:
-    settings = runtime.settings
-    own = notifier is None
+    """One delivery pass through `notifier` (default: the runtime's, closed with it)."""
+    notifier = notifier or runtime.notifier
     if notifier is None:
-        if not settings.notify_webhook_url:
-            raise ConfigError("the notifier is off: set CATLAS_NOTIFY_WEBHOOK_URL to a webhook URL")
-        notifier = WebhookNotifier(
-            settings.notify_webhook_url,
-            timeout_s=settings.notify_timeout_s,
-            user_agent=settings.user_agent,
-        )
+        raise ConfigError("the notifier is off: set CATLAS_NOTIFY_WEBHOOK_URL to a webhook URL")
     delivered = failed = 0
-    try:
-        pending = inbox.list_changes(
-            runtime.store, status="pending", max_attempts=settings.notify_max_attempts
-        )
-        for change in pending:
-            result = notifier.send(change["change_id"], slack_message(change, change["company"]))
-            if result.ok:
-                delivered += int(
-                    inbox.mark_delivered(runtime.store, change["change_id"], runtime.clock.now())
-                )
-            else:
-                failed += 1
-                inbox.record_failure(runtime.store, change["change_id"], result.detail)
-    finally:
-        if own:
-            notifier.close()
+    for change in awaiting_delivery(runtime):
+        result = notifier.send(change["change_id"], slack_message(change, change["company"]))
+        if result.ok:
+            delivered += int(
+                inbox.mark_delivered(runtime.store, change["change_id"], runtime.clock.now())
+            )
+        else:
+            failed += 1
+            inbox.record_failure(runtime.store, change["change_id"], result.detail)
     waiting = len(inbox.list_changes(runtime.store, status="pending"))
     return NotifyResult(delivered, failed, waiting)

@@ -1,4 +1,9 @@
-"""The runtime: settings plus the adapters built from them, shared by the CLI and Dagster."""
+"""The runtime: settings plus the adapters built from them, shared by the CLI and Dagster.
+
+Each adapter is built on first use and lives as long as the runtime: the CLI holds one
+runtime per command, Dagster one per run (`catlas_assets/defs/resources.py`). The fronts
+name the adapters by the types re-exported here (`__all__`), never by importing `resources`.
+"""
 
 from __future__ import annotations
 
@@ -16,11 +21,14 @@ from resources.clock import Clock, clock_for
 from resources.fetcher import FetchConfig, Fetcher
 from resources.governor import DomainGovernor, GovernorConfig
 from resources.lake import Lake
+from resources.notifier import WebhookNotifier
 from resources.resolver import HostMap, Resolver
 from resources.robots_cache import RobotsCache
 from resources.state.politeness import DomainBudgets
 from resources.state.store import StateStore
 from resources.storage import Storage
+
+__all__ = ["Lake", "ObjectArchive", "Runtime", "StateStore", "WebhookNotifier", "default_worker_id"]
 
 
 def default_worker_id() -> str:
@@ -56,6 +64,16 @@ class Runtime:
     @cached_property
     def archive(self) -> ObjectArchive:
         return ObjectArchive(self.storage)
+
+    @cached_property
+    def notifier(self) -> WebhookNotifier | None:
+        """The change webhook's client; None while the notifier is off (no URL set)."""
+        s = self.settings
+        if not s.notify_webhook_url:
+            return None
+        return WebhookNotifier(
+            s.notify_webhook_url, timeout_s=s.notify_timeout_s, user_agent=s.user_agent
+        )
 
     @cached_property
     def resolver(self) -> Resolver:
@@ -145,5 +163,8 @@ class Runtime:
         self.storage.check_writable()  # StorageError naming the lake
 
     def close(self) -> None:
+        """Release what was opened (the state store's pool, the webhook client), only that."""
+        if self.__dict__.get("notifier") is not None:
+            self.notifier.close()  # type: ignore[union-attr]
         if "store" in self.__dict__:
             self.store.close()

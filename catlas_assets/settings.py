@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import datetime
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -18,6 +19,13 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from catlas_assets.errors import ConfigError
 
 ENV_PREFIX = "CATLAS_"
+
+
+class Env(StrEnum):
+    """Where catlas runs; it picks the Dagster resources (`catlas_assets/defs/resources.py`)."""
+
+    LOCAL = "local"  # the embedded defaults: SQLite and a lake folder under the state dir
+    PROD = "prod"  # shared state and lake: PostgreSQL and S3, the schema migrated by hand
 
 
 def _setting(default: Any, doc: str) -> Any:
@@ -47,6 +55,11 @@ class Settings:
         "", "ISO-8601 UTC instant (e.g. `2026-01-05T08:00:00Z`) that freezes the clock."
     )
     tz: str = _setting("UTC", "Time zone for cron-like periodic tasks.")
+    env: str = _setting(
+        "local",
+        "Deployment of the Dagster code location: `local` (embedded defaults) or `prod` "
+        "(PostgreSQL state, `s3://` lake, schema never created by a run; see Dagster).",
+    )
 
     # -- fetching ---------------------------------------------------------------------
     user_agent: str = _setting("catlas/0.1", "Product token of the User-Agent header.")
@@ -188,6 +201,9 @@ class Settings:
     def validated(self) -> Settings:
         if self.now:
             parse_utc_instant(self.now, "CATLAS_NOW")
+        if self.env not in tuple(Env):
+            choices = ", ".join(Env)
+            raise ConfigError(f"CATLAS_ENV={self.env!r} is not one of {choices}")
         if not 0 < self.min_interval_s <= self.max_interval_s:
             raise ConfigError("CATLAS_MIN_INTERVAL_S must be > 0 and <= CATLAS_MAX_INTERVAL_S")
         thresholds = [
@@ -253,6 +269,31 @@ class Settings:
             if not getattr(self, name) >= 0:
                 raise ConfigError(f"{ENV_PREFIX}{name.upper()} must be >= 0")
         return self
+
+
+def current_env(settings: Settings) -> Env:
+    """Which deployment this is: the one answer every front asks for."""
+    return Env(settings.env)
+
+
+def check_prod(settings: Settings) -> None:
+    """What `CATLAS_ENV=prod` promises: state and lake shared by every machine.
+
+    The embedded defaults (a SQLite file, a lake folder) would silently give each machine
+    its own catlas, so production refuses them with one error naming what is missing.
+    """
+    missing = []
+    if not settings.database_url.startswith("postgresql"):
+        missing.append("CATLAS_DATABASE_URL must be a PostgreSQL URL (postgresql+psycopg://...)")
+    if not settings.lake_url.startswith("s3://"):
+        missing.append("CATLAS_LAKE_URL must be an s3:// URL")
+    if missing:
+        raise ConfigError("CATLAS_ENV=prod: " + "; ".join(missing))
+
+
+def current_values(settings: Settings) -> list[tuple[str, Any]]:
+    """(environment variable, current value) for every setting (`catlas settings`)."""
+    return [(ENV_PREFIX + name.upper(), value) for name, value in asdict(settings).items()]
 
 
 def documented_settings() -> list[tuple[str, Any, str]]:

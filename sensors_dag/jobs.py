@@ -2,27 +2,23 @@
 
 import dagster as dg
 
-from catlas_assets.crawl_stats_asset import stats_metadata
+from catlas_assets.defs.crawl_stats import stats_metadata
+from catlas_assets.defs.history import history_assets
+from catlas_assets.defs.partitions import hourly_partitions
+from catlas_assets.defs.resources import CatlasResource
 from catlas_assets.domain.vocabulary import RunKind, RunOutcome
-from catlas_assets.lake_assets import history_assets
-from catlas_assets.partitions import hourly_partitions
-from catlas_assets.runtime_resource import CatlasRuntime
+from catlas_assets.services.crawl_stats import crawl_stats
 from catlas_assets.services.runs import refused_report
 from catlas_assets.services.tick import run_tick
-from resources.state.crawl_stats import crawl_stats
 
 
 @dg.op(description="Claim the due sensors, run them, and record one verdict.")
-def crawl_tick_op(context: dg.OpExecutionContext, catlas: CatlasRuntime) -> dg.Output[str]:
-    runtime = catlas.build()
+def crawl_tick_op(context: dg.OpExecutionContext, catlas: CatlasResource) -> dg.Output[str]:
+    runtime = catlas.runtime
     try:
-        try:
-            report = run_tick(runtime, launch_handle=context.run_id).report
-        except BlockingIOError as exc:  # another scheduler holds the SQLite state file
-            report = refused_report(RunKind.TICK, runtime.clock.now(), exc)
-        stats = crawl_stats(runtime.store.engine, now=runtime.clock.now())
-    finally:
-        runtime.close()
+        report = run_tick(runtime, launch_handle=context.run_id).report
+    except BlockingIOError as exc:  # another scheduler holds the SQLite state file
+        report = refused_report(RunKind.TICK, runtime.clock.now(), exc)
     metadata = {
         "catlas_run_id": report.run_id,
         "stop": report.stop.value,
@@ -31,7 +27,7 @@ def crawl_tick_op(context: dg.OpExecutionContext, catlas: CatlasRuntime) -> dg.O
         "coverage_gaps": report.coverage_gaps,
         "empty_streak": report.empty_streak,
         **{name: dg.MetadataValue.int(value) for name, value in report.counters.items()},
-        **stats_metadata(stats),
+        **stats_metadata(crawl_stats(runtime)),
     }
     # The Dagster run fails exactly when the catlas verdict is failed.
     if report.outcome is RunOutcome.FAILED:

@@ -2,18 +2,18 @@
 
 import dagster as dg
 
-from catlas_assets.runtime_resource import CatlasRuntime
+from catlas_assets.defs.resources import CatlasResource
 from catlas_assets.services.notify import deliver_pending
-from resources.state import inbox
+from catlas_assets.services.runtime import WebhookNotifier
 
 
 @dg.op(description="Post pending changes to the webhook and mark them delivered.")
-def notify_changes_op(context: dg.OpExecutionContext, catlas: CatlasRuntime) -> None:
-    runtime = catlas.build()
-    try:
-        result = deliver_pending(runtime)
-    finally:
-        runtime.close()
+def notify_changes_op(
+    context: dg.OpExecutionContext,
+    catlas: CatlasResource,
+    notifier: dg.ResourceParam[WebhookNotifier | None],
+) -> None:
+    result = deliver_pending(catlas.runtime, notifier)
     context.log.info(
         f"delivered {result.delivered}, failed {result.failed}, still pending {result.waiting}"
     )
@@ -27,17 +27,12 @@ def notify_changes() -> None:
 @dg.sensor(
     job=notify_changes, minimum_interval_seconds=60, default_status=dg.DefaultSensorStatus.STOPPED
 )
-def pending_changes(context: dg.SensorEvaluationContext, catlas: CatlasRuntime) -> dg.SensorResult:
+def pending_changes(context: dg.SensorEvaluationContext, catlas: CatlasResource) -> dg.SensorResult:
     """A delivery run when the notifier is on and changes wait (one per newest change)."""
-    runtime = catlas.build()
-    try:
-        if not runtime.settings.notify_webhook_url:
+    with catlas.reading() as state:
+        if not state.settings.notify_webhook_url:
             return dg.SensorResult(skip_reason="the notifier is off (CATLAS_NOTIFY_WEBHOOK_URL)")
-        pending = inbox.list_changes(
-            runtime.store, status="pending", max_attempts=runtime.settings.notify_max_attempts
-        )
-    finally:
-        runtime.close()
+        pending = state.changes_awaiting_delivery()
     if not pending:
         return dg.SensorResult(skip_reason="no pending change")
     newest = pending[-1]["change_id"]

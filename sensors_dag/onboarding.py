@@ -3,9 +3,10 @@ batch of discover jobs), and a sensor that requests it while discover jobs are d
 
 import dagster as dg
 
-from catlas_assets.discovery_assets import daily_partitions, discovery_asset
-from catlas_assets.runtime_resource import CatlasRuntime
-from catlas_assets.services.onboarding import pending_jobs
+from catlas_assets.defs.discovery import discovery_asset
+from catlas_assets.defs.partitions import daily_partitions
+from catlas_assets.defs.resources import CatlasResource
+from sensors_dag.in_flight import runs_in_flight
 
 onboarding_job = dg.define_asset_job(
     "onboarding",
@@ -22,27 +23,15 @@ BATCH_WINDOW_S = 300
     job=onboarding_job, minimum_interval_seconds=60, default_status=dg.DefaultSensorStatus.STOPPED
 )
 def pending_companies(
-    context: dg.SensorEvaluationContext, catlas: CatlasRuntime
+    context: dg.SensorEvaluationContext, catlas: CatlasResource
 ) -> dg.SensorResult:
     """One onboarding run at a time while discover jobs are due."""
-    in_flight = context.instance.get_runs_count(
-        dg.RunsFilter(
-            job_name=onboarding_job.name,
-            statuses=[
-                dg.DagsterRunStatus.QUEUED,
-                dg.DagsterRunStatus.STARTING,
-                dg.DagsterRunStatus.STARTED,
-            ],
-        )
-    )
+    in_flight = runs_in_flight(context.instance, onboarding_job.name)
     if in_flight:
         return dg.SensorResult(skip_reason=f"{in_flight} onboarding run(s) in flight")
-    runtime = catlas.build()
-    try:
-        now = runtime.clock.now()
-        due = pending_jobs(runtime, now)
-    finally:
-        runtime.close()
+    with catlas.reading() as state:
+        now = state.now()
+        due = state.due_discover_jobs(now)
     if not due:
         return dg.SensorResult(skip_reason="no discover job is due")
     window = int(now.timestamp()) // BATCH_WINDOW_S

@@ -2,28 +2,26 @@
 
 Each job calls `services.periodic.run_task`, which takes the task's lease in the state
 store: with a `catlas schedule` daemon running too, a task never runs twice at once.
+Every cadence is the one `services/periodic.py` declares; cron runs in `CATLAS_TZ`.
 Compaction keeps its partitioned asset schedule (sensors_dag/schedules.py), whose
-materialization holds the same lease. Schedules start stopped; cron runs in CATLAS_TZ.
+materialization holds the same lease. Schedules start stopped.
 """
 
-import os
+from typing import Any
 
 import dagster as dg
 
-from catlas_assets.runtime_resource import CatlasRuntime
+from catlas_assets.defs.resources import CatlasResource
 from catlas_assets.services import periodic
+from catlas_assets.settings import Settings
 
-TZ = os.environ.get("CATLAS_TZ", "UTC") or "UTC"
+TZ = Settings.from_env().tz
 
 
 def _task_job(name: str) -> dg.JobDefinition:
     @dg.op(name=f"{name}_op", description=f"Run the periodic task {name} under its lease.")
-    def _op(context: dg.OpExecutionContext, catlas: CatlasRuntime) -> dg.Output[bool]:
-        runtime = catlas.build()
-        try:
-            result = periodic.run_task(runtime, name, holder=f"dagster:{context.run_id}")
-        finally:
-            runtime.close()
+    def _op(context: dg.OpExecutionContext, catlas: CatlasResource) -> dg.Output[bool]:
+        result = periodic.run_task(catlas.runtime, name, holder=f"dagster:{context.run_id}")
         context.log.info(f"{name}: {result.detail}")
         return dg.Output(result.ran, metadata={"ran": result.ran, "detail": result.detail})
 
@@ -34,28 +32,21 @@ def _task_job(name: str) -> dg.JobDefinition:
     return _job
 
 
+def _schedule(job: Any, cadence: periodic.Cadence) -> dg.ScheduleDefinition:
+    """`job`: a job or an asset job (`define_asset_job`'s type is not public)."""
+    return dg.ScheduleDefinition(
+        job=job,
+        cron_schedule=cadence.cron(),
+        execution_timezone=TZ,
+        default_status=dg.DefaultScheduleStatus.STOPPED,
+    )
+
+
 stale_claim_sweep_job = _task_job("stale_claim_sweep")
-repair_job = _task_job("repair")
 crawl_stats_job = dg.define_asset_job("crawl_stats_job", selection=["crawl_stats"])
 
-periodic_jobs = [stale_claim_sweep_job, repair_job, crawl_stats_job]
+periodic_jobs = [stale_claim_sweep_job, crawl_stats_job]
 periodic_schedules = [
-    dg.ScheduleDefinition(
-        job=stale_claim_sweep_job,
-        cron_schedule="*/5 * * * *",
-        execution_timezone=TZ,
-        default_status=dg.DefaultScheduleStatus.STOPPED,
-    ),
-    dg.ScheduleDefinition(
-        job=repair_job,
-        cron_schedule="*/30 * * * *",
-        execution_timezone=TZ,
-        default_status=dg.DefaultScheduleStatus.STOPPED,
-    ),
-    dg.ScheduleDefinition(
-        job=crawl_stats_job,
-        cron_schedule="*/15 * * * *",
-        execution_timezone=TZ,
-        default_status=dg.DefaultScheduleStatus.STOPPED,
-    ),
+    _schedule(stale_claim_sweep_job, periodic.cadence_of("stale_claim_sweep")),
+    _schedule(crawl_stats_job, periodic.CRAWL_STATS_CADENCE),
 ]

@@ -2,7 +2,8 @@
 
 import dagster as dg
 
-from catlas_assets.runtime_resource import CatlasRuntime
+from catlas_assets.defs.resources import CatlasResource
+from sensors_dag.in_flight import runs_in_flight
 from sensors_dag.jobs import crawl_tick
 
 TICK_WINDOW_S = 60
@@ -11,7 +12,7 @@ TICK_WINDOW_S = 60
 @dg.sensor(
     job=crawl_tick, minimum_interval_seconds=30, default_status=dg.DefaultSensorStatus.STOPPED
 )
-def due_sensors(context: dg.SensorEvaluationContext, catlas: CatlasRuntime) -> dg.SensorResult:
+def due_sensors(context: dg.SensorEvaluationContext, catlas: CatlasResource) -> dg.SensorResult:
     """One crawl tick per window while sensors are due and fewer than
     `max_concurrent_crawl_runs` ticks are in flight.
 
@@ -19,26 +20,13 @@ def due_sensors(context: dg.SensorEvaluationContext, catlas: CatlasRuntime) -> d
     (`next_due_at`), whatever the number of sensors. The cursor holds the last window a run
     was requested for, so a window never asks twice even if its run finished quickly.
     """
-    runtime = catlas.build()
-    try:
-        limit = runtime.settings.max_concurrent_crawl_runs
-        in_flight = context.instance.get_runs_count(
-            dg.RunsFilter(
-                job_name=crawl_tick.name,
-                statuses=[
-                    dg.DagsterRunStatus.QUEUED,
-                    dg.DagsterRunStatus.NOT_STARTED,
-                    dg.DagsterRunStatus.STARTING,
-                    dg.DagsterRunStatus.STARTED,
-                ],
-            )
-        )
+    with catlas.reading() as state:
+        limit = state.settings.max_concurrent_crawl_runs
+        in_flight = runs_in_flight(context.instance, crawl_tick.name)
         if in_flight >= limit:
             return dg.SensorResult(skip_reason=f"{in_flight} crawl tick(s) in flight (max {limit})")
-        now = runtime.clock.now()
-        due = runtime.store.next_due_at()
-    finally:
-        runtime.close()
+        now = state.now()
+        due = state.next_due_at()
     if due is None or due > now:
         return dg.SensorResult(skip_reason="no sensor is due")
     window = int(now.timestamp()) // TICK_WINDOW_S

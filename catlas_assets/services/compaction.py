@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 from catlas_assets.services import lake_sync
 from catlas_assets.services.runtime import Runtime
 from resources.lake import Compaction
@@ -28,3 +31,26 @@ def compact_all(runtime: Runtime) -> list[Compaction]:
         for partition in runtime.lake.partitions(name):
             results.append(runtime.lake.compact(name, partition))
     return results
+
+
+@dataclass(frozen=True)
+class CompactionTotals:
+    rows: int
+    files: int  # files merged (before compaction)
+    bytes: int
+    duplicates_dropped: int
+
+
+def compact_hours(runtime: Runtime, partitions: Sequence[str], table: str) -> CompactionTotals:
+    """Compact one table's hour partitions, summed (a Dagster materialization)."""
+    results = [
+        result
+        for partition in partitions
+        for result in compact_partition(runtime, partition, (table,))
+    ]
+    return CompactionTotals(
+        rows=sum(r.rows for r in results),
+        files=sum(r.files_before for r in results),
+        bytes=sum(r.bytes for r in results),
+        duplicates_dropped=sum(r.duplicates_dropped for r in results),
+    )

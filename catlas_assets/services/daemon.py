@@ -130,10 +130,13 @@ def _periodic_scheduler(runtime: Runtime, result: DaemonResult) -> BackgroundSch
 
     for spec in periodic.TASKS.values():
         options = {"id": spec.name, "max_instances": 1, "coalesce": True}
-        if spec.every_s is not None:
-            scheduler.add_job(job(spec.name), "interval", seconds=spec.every_s, **options)
-        elif spec.cron_minute is not None:
-            scheduler.add_job(job(spec.name), "cron", minute=spec.cron_minute, **options)
+        cadence = spec.cadence
+        if cadence is None:
+            continue  # run by the tick loop (onboarding), not by the clock
+        if cadence.every_s is not None:
+            scheduler.add_job(job(spec.name), "interval", seconds=cadence.every_s, **options)
+        else:
+            scheduler.add_job(job(spec.name), "cron", minute=cadence.minute, **options)
     return scheduler
 
 

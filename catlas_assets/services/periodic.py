@@ -8,16 +8,42 @@ once, nor twice in the same period (`min_gap_s`).
 
 from __future__ import annotations
 
-import importlib
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 from catlas_assets.errors import CatlasError
+from catlas_assets.services.compaction import compact_all
+from catlas_assets.services.onboarding import onboard_pending
 from catlas_assets.services.runtime import Runtime
 from resources.state.crawl_stats import sweep_stale_claims
 from resources.state.leases import Leases
+
+
+@dataclass(frozen=True)
+class Cadence:
+    """How often a periodic task runs: every `every_s` seconds, or hourly at `minute`.
+
+    The one declaration both fronts read: the daemon as an APScheduler interval or cron
+    trigger, the Dagster schedules as the cron string `cron()`.
+    """
+
+    every_s: int | None = None
+    minute: int | None = None
+
+    def __post_init__(self) -> None:
+        if (self.every_s is None) == (self.minute is None):
+            raise ValueError("a cadence is either every_s or minute")
+
+    def cron(self) -> str:
+        if self.minute is not None:
+            return f"{self.minute} * * * *"
+        every_min, rest = divmod(self.every_s or 0, 60)
+        if rest or not 0 < every_min < 60 or 60 % every_min:
+            # A cron step must divide the hour to keep an even cadence across hours.
+            raise ValueError(f"every {self.every_s} s has no cron equivalent")
+        return f"*/{every_min} * * * *"
 
 
 @dataclass(frozen=True)
@@ -26,9 +52,7 @@ class TaskSpec:
     run: Callable[[Runtime], str]
     ttl_s: int  # a holder that dies frees the task after this long
     min_gap_s: int  # no second run within this long of the last completed one
-    # How the daemon triggers it: an interval in seconds, or a cron minute each hour.
-    every_s: int | None = None
-    cron_minute: int | None = None
+    cadence: Cadence | None = None  # None: triggered by its front, not by the clock
 
 
 @dataclass(frozen=True)
@@ -48,60 +72,38 @@ def _stale_claims(runtime: Runtime) -> str:
 
 
 def _compaction(runtime: Runtime) -> str:
-    from catlas_assets.services.compaction import compact_all
-
     results = compact_all(runtime)
     merged = sum(1 for r in results if r.files_before > 1)
     return f"{len(results)} partition(s) checked, {merged} compacted"
 
 
-def _optional(module: str, function: str) -> Callable[[Runtime], object] | None:
-    """A service another part of catlas provides, if it is installed in this build."""
-    try:
-        found = getattr(importlib.import_module(module), function, None)
-    except ImportError:
-        return None
-    return found if callable(found) else None
-
-
-def onboarding_hook() -> Callable[[Runtime], object] | None:
-    return _optional("catlas_assets.services.onboarding", "onboard_pending")
-
-
-def repair_hook() -> Callable[[Runtime], object] | None:
-    return _optional("catlas_assets.services.repair", "repair_pass")
-
-
 def _onboarding(runtime: Runtime) -> str:
-    hook = onboarding_hook()
-    if hook is None:
-        return "onboarding is not available in this build"
-    return f"onboarding batch: {_summary(hook(runtime))}"
-
-
-def _repair(runtime: Runtime) -> str:
-    hook = repair_hook()
-    if hook is None:
-        return "repair is not available in this build"
-    return f"repair pass: {_summary(hook(runtime))}"
-
-
-def _summary(result: object) -> str:
-    """The verdict line of what a hook returned (a report, or something holding one)."""
-    report = getattr(result, "report", result)
-    return str(getattr(report, "summary_line", report))
+    return f"onboarding batch: {onboard_pending(runtime).report.summary_line}"
 
 
 TASKS: dict[str, TaskSpec] = {
     spec.name: spec
     for spec in (
-        TaskSpec("stale_claim_sweep", _stale_claims, ttl_s=600, min_gap_s=60, every_s=300),
-        TaskSpec("lake_compaction", _compaction, ttl_s=3600, min_gap_s=1800, cron_minute=10),
-        # Every 4 ticks in the daemon (spec); on its own schedule in Dagster.
+        TaskSpec("stale_claim_sweep", _stale_claims, ttl_s=600, min_gap_s=60, cadence=Cadence(300)),
+        TaskSpec(
+            "lake_compaction", _compaction, ttl_s=3600, min_gap_s=1800, cadence=Cadence(minute=10)
+        ),
+        # Every 4 ticks in the daemon (spec); the `pending_companies` sensor in Dagster.
         TaskSpec("onboarding", _onboarding, ttl_s=1800, min_gap_s=0),
-        TaskSpec("repair", _repair, ttl_s=1800, min_gap_s=1500, every_s=1800),
     )
 }
+
+# Not a task of the daemon (it has no UI to plot figures in): how often the Dagster
+# schedule materializes the `crawl_stats` asset.
+CRAWL_STATS_CADENCE = Cadence(900)
+
+
+def cadence_of(name: str) -> Cadence:
+    """The cadence task `name` declares (a ValueError for a task its front triggers)."""
+    cadence = TASKS[name].cadence
+    if cadence is None:
+        raise ValueError(f"periodic task {name} has no cadence: its front triggers it")
+    return cadence
 
 
 def run_task(runtime: Runtime, name: str, *, holder: str | None = None) -> TaskResult:

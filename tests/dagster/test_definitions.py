@@ -9,8 +9,8 @@ import dagster as dg
 import pytest
 
 from catlas_assets.definitions import defs
-from catlas_assets.partitions import lake_partition
-from catlas_assets.runtime_resource import CatlasRuntime
+from catlas_assets.defs.partitions import lake_partition
+from catlas_assets.defs.resources import CatlasResource
 from catlas_assets.services import catalog
 from catlas_assets.services.runtime import Runtime
 from catlas_assets.services.sensor_run import run_one
@@ -36,10 +36,10 @@ def test_lake_partition_maps_dagster_keys_to_hive_paths() -> None:
 
 
 @pytest.fixture
-def configured(tmp_path: Path, web: FixtureWeb, monkeypatch: pytest.MonkeyPatch) -> CatlasRuntime:
+def configured(tmp_path: Path, web: FixtureWeb, monkeypatch: pytest.MonkeyPatch) -> CatlasResource:
     hosts = web.write_hosts_file(tmp_path / "hosts")
     monkeypatch.setenv("CATLAS_NOW", DEFAULT_NOW.isoformat())
-    resource = CatlasRuntime(state_dir=str(tmp_path / "state"), hosts=str(hosts))
+    resource = CatlasResource(state_dir=str(tmp_path / "state"), hosts=str(hosts))
     runtime = Runtime(Settings.from_env(state_dir=str(tmp_path / "state"), hosts=str(hosts)))
     company = catalog.add_company(
         runtime, name="Northwind Robotics", website="http://northwind-robotics.com", tier=1
@@ -53,7 +53,7 @@ def configured(tmp_path: Path, web: FixtureWeb, monkeypatch: pytest.MonkeyPatch)
 
 
 def test_crawl_tick_job_runs_due_sensors_through_the_shared_service(
-    configured: CatlasRuntime,
+    configured: CatlasResource,
 ) -> None:
     result = crawl_tick.execute_in_process(resources={"catlas": configured})
     assert result.success
@@ -75,7 +75,7 @@ def test_crawl_tick_job_runs_due_sensors_through_the_shared_service(
 
 
 def test_materializing_an_hour_compacts_files_and_reports_row_counts(
-    configured: CatlasRuntime,
+    configured: CatlasResource,
 ) -> None:
     # Two ticks in the same hour leave two files per table; the second finds nothing new.
     assert crawl_tick.execute_in_process(resources={"catlas": configured}).success
@@ -117,23 +117,23 @@ def test_materializing_an_hour_compacts_files_and_reports_row_counts(
         runtime.close()
 
 
-def test_due_sensors_sensor_requests_one_tick_per_window(configured: CatlasRuntime) -> None:
+def test_due_sensors_sensor_requests_one_tick_per_window(configured: CatlasResource) -> None:
     instance = dg.DagsterInstance.ephemeral()
     sensor = defs.get_sensor_def("due_sensors")
-    context = dg.build_sensor_context(instance=instance, resources={"catlas": configured})
-    result = sensor(context)
+    with dg.build_sensor_context(instance=instance, resources={"catlas": configured}) as context:
+        result = sensor(context)
     assert isinstance(result, dg.SensorResult)
     assert len(result.run_requests or []) == 1
     assert result.run_requests[0].run_key.startswith("tick-")
 
 
-def test_due_sensors_sensor_skips_when_nothing_is_due(configured: CatlasRuntime) -> None:
+def test_due_sensors_sensor_skips_when_nothing_is_due(configured: CatlasResource) -> None:
     assert crawl_tick.execute_in_process(resources={"catlas": configured}).success
     sensor = defs.get_sensor_def("due_sensors")
-    context = dg.build_sensor_context(
+    with dg.build_sensor_context(
         instance=dg.DagsterInstance.ephemeral(), resources={"catlas": configured}
-    )
-    result = sensor(context)
+    ) as context:
+        result = sensor(context)
     assert not result.run_requests
     assert result.skip_reason is not None
     assert result.skip_reason.skip_message == "no sensor is due"

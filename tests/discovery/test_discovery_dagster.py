@@ -9,25 +9,27 @@ import dagster as dg
 import pytest
 
 from catlas_assets.definitions import defs
-from catlas_assets.runtime_resource import CatlasRuntime
+from catlas_assets.defs.resources import CatlasResource
 from catlas_assets.services import catalog
 from fixture_web import DEFAULT_NOW, FixtureWeb
 from sensors_dag.onboarding import pending_companies
 
 
 @pytest.fixture
-def resource(tmp_path: Path, web: FixtureWeb, monkeypatch: pytest.MonkeyPatch) -> CatlasRuntime:
+def resource(tmp_path: Path, web: FixtureWeb, monkeypatch: pytest.MonkeyPatch) -> CatlasResource:
     hosts = web.write_hosts_file(tmp_path / "hosts")
     monkeypatch.setenv("CATLAS_NOW", DEFAULT_NOW.isoformat())
     monkeypatch.setenv("CATLAS_DOMAIN_SPACING_S", "0")  # the fixture web is local
-    return CatlasRuntime(state_dir=str(tmp_path / "state"), hosts=str(hosts))
+    return CatlasResource(state_dir=str(tmp_path / "state"), hosts=str(hosts))
 
 
 def test_sensor_requests_onboarding_only_while_discover_jobs_are_due(
-    resource: CatlasRuntime,
+    resource: CatlasResource,
 ) -> None:
-    with dg.instance_for_test() as instance:
-        context = dg.build_sensor_context(instance=instance, resources={"catlas": resource})
+    with (
+        dg.instance_for_test() as instance,
+        dg.build_sensor_context(instance=instance, resources={"catlas": resource}) as context,
+    ):
         assert pending_companies(context).run_requests == []
         runtime = resource.build()
         catalog.add_company(runtime, name="Saltmarsh", website="http://saltmarsh.io")

@@ -194,7 +194,7 @@ def test_the_pending_changes_sensor_requests_a_delivery_only_when_the_notifier_i
 ) -> None:
     import dagster as dg
 
-    from catlas_assets.runtime_resource import CatlasRuntime
+    from catlas_assets.defs.resources import CatlasResource
     from sensors_dag.notifications import pending_changes
 
     runtime = sim.runtime
@@ -203,23 +203,20 @@ def test_the_pending_changes_sensor_requests_a_delivery_only_when_the_notifier_i
         _at(sim, day)
         run_one(runtime, sid, force=True)
     s = runtime.settings
-    resource = CatlasRuntime(state_dir=s.state_dir, database_url=s.database_url, lake_url="")
+    resource = CatlasResource(state_dir=s.state_dir, database_url=s.database_url, lake_url="")
     with dg.DagsterInstance.ephemeral() as instance:
         monkeypatch.delenv("CATLAS_NOTIFY_WEBHOOK_URL", raising=False)
-        off = pending_changes(
-            dg.build_sensor_context(instance=instance, resources={"catlas": resource})
-        )
+        with dg.build_sensor_context(instance=instance, resources={"catlas": resource}) as ctx:
+            off = pending_changes(ctx)
         assert not off.run_requests and "off" in (
             off.skip_reason.skip_message if off.skip_reason else ""
         )
         monkeypatch.setenv("CATLAS_NOTIFY_WEBHOOK_URL", "http://127.0.0.1:9/hook")
-        on = pending_changes(
-            dg.build_sensor_context(instance=instance, resources={"catlas": resource})
-        )
+        with dg.build_sensor_context(instance=instance, resources={"catlas": resource}) as ctx:
+            on = pending_changes(ctx)
         assert len(on.run_requests) == 1
-        again = pending_changes(
-            dg.build_sensor_context(
-                instance=instance, resources={"catlas": resource}, cursor=on.cursor
-            )
-        )
+        with dg.build_sensor_context(
+            instance=instance, resources={"catlas": resource}, cursor=on.cursor
+        ) as ctx:
+            again = pending_changes(ctx)
         assert not again.run_requests

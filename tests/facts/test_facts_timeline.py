@@ -17,11 +17,11 @@ import pytest
 from facts_timeline import ORDER, Lived, expected_by_sensor_day, live_through
 from sqlalchemy.engine import make_url
 
-from catlas_assets import entities_asset
+from catlas_assets.defs import entities as entities_asset
+from catlas_assets.defs.resources import CatlasResource
 from catlas_assets.domain.extract.models import EXTRACTOR_VERSION
 from catlas_assets.domain.models import Fetched
 from catlas_assets.domain.observe import extract
-from catlas_assets.runtime_resource import CatlasRuntime
 from catlas_assets.services.entities import derive_entities
 from catlas_assets.services.pipeline import sensor_state
 from catlas_assets.services.runtime import Runtime
@@ -254,7 +254,7 @@ def test_reprocessing_stored_raw_bytes_gives_byte_identical_extraction(lived: Li
 
 def test_the_daily_entities_asset_derives_scd2_versions_from_entity_events(lived: Lived) -> None:
     settings = lived.runtime.settings
-    resource = CatlasRuntime(
+    resource = CatlasResource(
         state_dir=settings.state_dir,
         database_url=settings.database_url,
         lake_url="",

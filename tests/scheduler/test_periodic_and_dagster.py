@@ -13,11 +13,11 @@ import dagster as dg
 import pytest
 from sqlalchemy import text
 
-from catlas_assets.crawl_stats_asset import crawl_stats
+from catlas_assets.defs.crawl_stats import crawl_stats
+from catlas_assets.defs.resources import CatlasResource
 from catlas_assets.domain.vocabulary import RunOutcome, Stop
-from catlas_assets.runtime_resource import CatlasRuntime
 from catlas_assets.services import periodic
-from catlas_assets.services.daemon import run_daemon
+from catlas_assets.services.daemon import DaemonResult, _periodic_scheduler, run_daemon
 from catlas_assets.services.run_control import RunControl
 from fixture_web import DEFAULT_NOW, FixtureWeb
 from resources.state.leases import Leases
@@ -154,24 +154,24 @@ def test_the_daemon_stops_when_its_request_budget_is_spent(
 
 
 @pytest.fixture
-def resource(tmp_path: Path, web: FixtureWeb, monkeypatch: pytest.MonkeyPatch) -> CatlasRuntime:
+def resource(tmp_path: Path, web: FixtureWeb, monkeypatch: pytest.MonkeyPatch) -> CatlasResource:
     monkeypatch.setenv("CATLAS_NOW", DEFAULT_NOW.isoformat())
     for name, value in FAST.items():
         monkeypatch.setenv(f"CATLAS_{name.upper()}", str(value))
-    return CatlasRuntime(
+    return CatlasResource(
         state_dir=str(tmp_path / "state"), hosts=str(web.write_hosts_file(tmp_path / "h"))
     )
 
 
-def _evaluate(instance: dg.DagsterInstance, resource: CatlasRuntime, cursor: str | None = None):
-    context = dg.build_sensor_context(
+def _evaluate(instance: dg.DagsterInstance, resource: CatlasResource, cursor: str | None = None):
+    with dg.build_sensor_context(
         instance=instance, cursor=cursor, resources={"catlas": resource}
-    )
-    return due_sensors(context)
+    ) as context:
+        return due_sensors(context)
 
 
 def test_due_sensors_requests_one_tick_per_window_and_keeps_a_cursor(
-    resource: CatlasRuntime,
+    resource: CatlasResource,
 ) -> None:
     instance = dg.DagsterInstance.ephemeral()
     assert "no sensor is due" in _evaluate(instance, resource).skip_reason.skip_message
@@ -187,7 +187,7 @@ def test_due_sensors_requests_one_tick_per_window_and_keeps_a_cursor(
 
 
 def test_due_sensors_waits_while_max_concurrent_crawl_runs_are_in_flight(
-    resource: CatlasRuntime, monkeypatch: pytest.MonkeyPatch
+    resource: CatlasResource, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     instance = dg.DagsterInstance.ephemeral()
     add_sensors(resource.build(), LOAD, 2)
@@ -220,7 +220,7 @@ def test_the_due_probe_walks_the_status_next_run_at_index(
 
 
 def test_crawl_tick_runs_carry_the_crawl_figures_and_fail_exactly_when_failed(
-    resource: CatlasRuntime,
+    resource: CatlasResource,
 ) -> None:
     add_sensors(resource.build(), LOAD, 2)
     ok = crawl_tick.execute_in_process(resources={"catlas": resource})
@@ -236,7 +236,7 @@ def test_crawl_tick_runs_carry_the_crawl_figures_and_fail_exactly_when_failed(
     assert not failed.success  # only the blocking site was due: verdict failed
 
 
-def test_periodic_jobs_and_the_stats_asset_run_in_dagster(resource: CatlasRuntime) -> None:
+def test_periodic_jobs_and_the_stats_asset_run_in_dagster(resource: CatlasResource) -> None:
     add_sensors(resource.build(), LOAD, 2)
     result = stale_claim_sweep_job.execute_in_process(resources={"catlas": resource})
     assert result.success
@@ -244,3 +244,123 @@ def test_periodic_jobs_and_the_stats_asset_run_in_dagster(resource: CatlasRuntim
     [event] = materialized.get_asset_materialization_events()
     metadata = event.materialization.metadata
     assert metadata["crawl/sensors"].value == 2 and metadata["crawl/due_backlog"].value == 2
+
+
+# -- one declaration of the periodic tasks ------------------------------------------------
+
+
+def test_the_periodic_tasks_are_exactly_those_declared(make_runtime, database_url: str) -> None:
+    assert {name: spec.cadence for name, spec in periodic.TASKS.items()} == {
+        "stale_claim_sweep": periodic.Cadence(every_s=300),
+        "lake_compaction": periodic.Cadence(minute=10),
+        "onboarding": None,  # every 4 ticks in the daemon, a sensor in Dagster
+    }
+    result = DaemonResult(report=None)  # type: ignore[arg-type]
+    scheduler = _periodic_scheduler(make_runtime(database_url), result)
+    triggers = {job.id: job.trigger for job in scheduler.get_jobs()}
+    assert set(triggers) == {"stale_claim_sweep", "lake_compaction"}
+    assert triggers["stale_claim_sweep"].interval == timedelta(seconds=300)
+    assert str(triggers["lake_compaction"].fields[6]) == "10"  # the cron trigger's minute
+
+
+def test_a_cadence_is_an_interval_or_a_minute_and_maps_to_one_cron_string() -> None:
+    assert periodic.Cadence(every_s=300).cron() == "*/5 * * * *"
+    assert periodic.Cadence(every_s=900).cron() == "*/15 * * * *"
+    assert periodic.Cadence(minute=10).cron() == "10 * * * *"
+    with pytest.raises(ValueError, match="no cron equivalent"):
+        periodic.Cadence(every_s=420).cron()  # 7 minutes does not divide the hour
+    with pytest.raises(ValueError, match="either every_s or minute"):
+        periodic.Cadence()
+    with pytest.raises(ValueError, match="its front triggers it"):
+        periodic.cadence_of("onboarding")
+
+
+def test_dagster_schedules_read_the_declared_cadences_and_settings_time_zone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import importlib
+
+    import sensors_dag.periodic as dagster_periodic
+    from catlas_assets.definitions import defs
+
+    repo = defs.get_repository_def()
+    assert repo.get_schedule_def("periodic_stale_claim_sweep_schedule").cron_schedule == (
+        periodic.cadence_of("stale_claim_sweep").cron()
+    )
+    assert repo.get_schedule_def("crawl_stats_job_schedule").cron_schedule == (
+        periodic.CRAWL_STATS_CADENCE.cron()
+    )
+    compaction = repo.get_schedule_def("compact_lake_schedule").cron_schedule
+    assert compaction == periodic.cadence_of("lake_compaction").cron()
+    assert not repo.has_job("periodic_repair")  # no schedule runs a job that does nothing
+    monkeypatch.setenv("CATLAS_TZ", "Europe/Berlin")
+    try:
+        reloaded = importlib.reload(dagster_periodic)
+        assert {s.execution_timezone for s in reloaded.periodic_schedules} == {"Europe/Berlin"}
+    finally:
+        monkeypatch.delenv("CATLAS_TZ")
+        importlib.reload(dagster_periodic)
+
+
+# -- runs in flight -----------------------------------------------------------------------
+
+# QUEUED is left out: Dagster accepts it only for a run launched from a code location;
+# the status list below names it.
+_MOVED_BY = {
+    dg.DagsterRunStatus.STARTING: dg.DagsterEventType.RUN_STARTING,
+    dg.DagsterRunStatus.STARTED: dg.DagsterEventType.RUN_START,
+    dg.DagsterRunStatus.CANCELING: dg.DagsterEventType.RUN_CANCELING,
+    dg.DagsterRunStatus.SUCCESS: dg.DagsterEventType.RUN_SUCCESS,
+    dg.DagsterRunStatus.FAILURE: dg.DagsterEventType.RUN_FAILURE,
+    dg.DagsterRunStatus.CANCELED: dg.DagsterEventType.RUN_CANCELED,
+}
+
+
+def _run_in_status(instance: dg.DagsterInstance, job, status: dg.DagsterRunStatus) -> None:
+    """A run of `job` in `status`, moved there by the event Dagster itself records."""
+    run = instance.create_run_for_job(job_def=job)  # NOT_STARTED
+    if status in _MOVED_BY:
+        event = dg.DagsterEvent(_MOVED_BY[status].value, job_name=job.name)
+        instance.run_storage.handle_run_event(run.run_id, event)
+    assert instance.get_run_by_id(run.run_id).status is status
+
+
+@pytest.mark.parametrize(
+    ("status", "counted"),
+    [
+        (dg.DagsterRunStatus.NOT_STARTED, True),
+        (dg.DagsterRunStatus.STARTING, True),
+        (dg.DagsterRunStatus.STARTED, True),
+        (dg.DagsterRunStatus.CANCELING, True),
+        (dg.DagsterRunStatus.SUCCESS, False),
+        (dg.DagsterRunStatus.FAILURE, False),
+        (dg.DagsterRunStatus.CANCELED, False),
+    ],
+)
+def test_both_request_sensors_count_the_same_runs_as_in_flight(
+    resource: CatlasResource, status: dg.DagsterRunStatus, counted: bool
+) -> None:
+    from catlas_assets.definitions import defs
+    from sensors_dag.onboarding import pending_companies
+
+    instance = dg.DagsterInstance.ephemeral()
+    add_sensors(resource.build(), LOAD, 1)
+    _run_in_status(instance, crawl_tick, status)
+    _run_in_status(instance, defs.resolve_job_def("onboarding"), status)
+    tick = _evaluate(instance, resource).skip_reason
+    with dg.build_sensor_context(instance=instance, resources={"catlas": resource}) as context:
+        onboarding = pending_companies(context).skip_reason
+    assert (tick is not None and "in flight" in tick.skip_message) is counted
+    assert (onboarding is not None and "in flight" in onboarding.skip_message) is counted
+
+
+def test_in_flight_is_every_status_of_a_run_not_yet_over() -> None:
+    from sensors_dag.in_flight import IN_FLIGHT_STATUSES
+
+    assert set(IN_FLIGHT_STATUSES) == {
+        dg.DagsterRunStatus.NOT_STARTED,
+        dg.DagsterRunStatus.QUEUED,
+        dg.DagsterRunStatus.STARTING,
+        dg.DagsterRunStatus.STARTED,
+        dg.DagsterRunStatus.CANCELING,
+    }

@@ -8,12 +8,10 @@ never a single company.
 
 import dagster as dg
 
+from catlas_assets.defs.partitions import daily_partitions
+from catlas_assets.defs.resources import CatlasResource
 from catlas_assets.domain.vocabulary import RunOutcome
-from catlas_assets.partitions import LAKE_START
-from catlas_assets.runtime_resource import CatlasRuntime
 from catlas_assets.services.onboarding import onboard_pending
-
-daily_partitions = dg.DailyPartitionsDefinition(start_date=LAKE_START[:10], timezone="UTC")
 
 
 @dg.asset(
@@ -24,13 +22,9 @@ daily_partitions = dg.DailyPartitionsDefinition(start_date=LAKE_START[:10], time
     description="Every discovery candidate considered on this UTC day (one onboarding batch).",
 )
 def discovery_asset(
-    context: dg.AssetExecutionContext, catlas: CatlasRuntime
+    context: dg.AssetExecutionContext, catlas: CatlasResource
 ) -> dg.MaterializeResult:
-    runtime = catlas.build()
-    try:
-        result = onboard_pending(runtime, launch_handle=context.run_id)
-    finally:
-        runtime.close()
+    result = onboard_pending(catlas.runtime, launch_handle=context.run_id)
     report = result.report
     metadata = {
         "catlas_run_id": report.run_id,

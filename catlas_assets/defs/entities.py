@@ -2,10 +2,9 @@
 
 import dagster as dg
 
-from catlas_assets.runtime_resource import CatlasRuntime
+from catlas_assets.defs.partitions import daily_partitions
+from catlas_assets.defs.resources import CatlasResource
 from catlas_assets.services.entities import derive_entities
-
-daily_partitions = dg.DailyPartitionsDefinition(start_date="2026-01-01", timezone="UTC")
 
 
 @dg.asset(
@@ -20,12 +19,8 @@ daily_partitions = dg.DailyPartitionsDefinition(start_date="2026-01-01", timezon
         "from entity_events each day."
     ),
 )
-def entities(context: dg.AssetExecutionContext, catlas: CatlasRuntime) -> dg.MaterializeResult:
-    runtime = catlas.build()
-    try:
-        derived = derive_entities(runtime)
-    finally:
-        runtime.close()
+def entities(context: dg.AssetExecutionContext, catlas: CatlasResource) -> dg.MaterializeResult:
+    derived = derive_entities(catlas.runtime)
     context.log.info(f"{derived.rows} entity versions from {derived.events} events")
     return dg.MaterializeResult(
         metadata={

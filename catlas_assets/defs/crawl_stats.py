@@ -11,8 +11,8 @@ from typing import Any
 
 import dagster as dg
 
-from catlas_assets.runtime_resource import CatlasRuntime
-from resources.state.crawl_stats import crawl_stats as read_crawl_stats
+from catlas_assets.defs.resources import CatlasResource
+from catlas_assets.services.crawl_stats import crawl_stats as read_crawl_stats
 
 
 def stats_metadata(stats: dict[str, Any]) -> dict[str, Any]:
@@ -34,13 +34,8 @@ def stats_metadata(stats: dict[str, Any]) -> dict[str, Any]:
     group_name="operations",
     description="Throughput, outcome mix, failing/stale counts and due backlog (stats-crawl).",
 )
-def crawl_stats(catlas: CatlasRuntime) -> dg.MaterializeResult:
-    runtime = catlas.build()
-    try:
-        stats = read_crawl_stats(runtime.store.engine, now=runtime.clock.now())
-    finally:
-        runtime.close()
-    return dg.MaterializeResult(metadata=stats_metadata(stats))
+def crawl_stats(catlas: CatlasResource) -> dg.MaterializeResult:
+    return dg.MaterializeResult(metadata=stats_metadata(read_crawl_stats(catlas.runtime)))
 
 
 defs = dg.Definitions(assets=[crawl_stats])

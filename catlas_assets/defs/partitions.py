@@ -1,5 +1,6 @@
-"""Time partitions of the lake assets: one hourly definition shared by every history table,
-so one job or backfill covers observations, snapshots and changes together."""
+"""Time partitions of the lake assets: one hourly definition shared by every history table
+(one job or backfill covers observations, snapshots and changes together) and one daily
+definition shared by the daily tables (`discovery`, `entities`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import dagster as dg
 LAKE_START = "2026-01-01-00:00"
 
 hourly_partitions = dg.HourlyPartitionsDefinition(start_date=LAKE_START, timezone="UTC")
+daily_partitions = dg.DailyPartitionsDefinition(start_date=LAKE_START[:10], timezone="UTC")
 
 
 def lake_partition(partition_key: str) -> str:

@@ -34,7 +34,7 @@ import httpcore
 import httpx
 
 from catlas_assets.domain.failures import RETRYABLE_STATUSES, classify_status
-from catlas_assets.domain.models import Fetched
+from catlas_assets.domain.pipeline_data import Fetched
 from catlas_assets.domain.robots import MAX_PARSE_BYTES, RobotsTxt
 from catlas_assets.domain.urls import registrable_domain
 from catlas_assets.domain.vocabulary import FailureClass

@@ -20,9 +20,9 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from catlas_assets.domain.politeness import retry_after_until, spacing_s
+from catlas_assets.domain.pacing import retry_after_until, spacing_s
 from catlas_assets.domain.urls import registrable_domain
-from resources.state.politeness import DomainBudgets
+from resources.state.domain_budgets import DomainBudgets
 
 
 class Postponed(Exception):

@@ -17,14 +17,14 @@ from typing import Any
 from catlas_assets.domain import scheduling
 from catlas_assets.domain.connectors import registry as connectors
 from catlas_assets.domain.connectors.base import unbundle
-from catlas_assets.domain.delta import StructuredDelta, empty_delta, has_typed_change
-from catlas_assets.domain.delta import summary as delta_summary
-from catlas_assets.domain.diff import Comparison, History, compare, remember
-from catlas_assets.domain.extract.models import EXTRACTOR_VERSION, Extraction, SchemaError
+from catlas_assets.domain.extract.extraction import EXTRACTOR_VERSION, Extraction, SchemaError
 from catlas_assets.domain.fingerprint import simhash64
-from catlas_assets.domain.models import Fetched, InboxEntry, ReviewItem, SensorState
 from catlas_assets.domain.normalize import Block, Normalized, normalize, sha256_hex
+from catlas_assets.domain.pipeline_data import Fetched, InboxEntry, ReviewItem, SensorState
 from catlas_assets.domain.reconcile import reconcile
+from catlas_assets.domain.significance import Comparison, History, compare, remember
+from catlas_assets.domain.structured_delta import StructuredDelta, empty_delta, has_typed_change
+from catlas_assets.domain.structured_delta import summary as delta_summary
 from catlas_assets.domain.taxonomy import FAILURE_POLICY, change_kind, tier_for_interval
 from catlas_assets.domain.urls import registrable_domain
 from catlas_assets.domain.vocabulary import (

@@ -17,7 +17,7 @@ from typing import Any
 
 from catlas_assets.domain.run_guard import RunGuard
 from catlas_assets.domain.urls import registrable_domain
-from catlas_assets.services.pipeline import SensorRun, run_sensor
+from catlas_assets.services.pipeline import SensorRunResult, run_sensor
 from catlas_assets.services.run_control import RunControl
 from catlas_assets.services.runtime import Runtime
 
@@ -26,7 +26,7 @@ POLL_S = 0.05
 
 @dataclass
 class ClaimedResult:
-    runs: list[SensorRun] = field(default_factory=list)
+    runs: list[SensorRunResult] = field(default_factory=list)
     released: list[int] = field(default_factory=list)  # claimed but not reached
 
 
@@ -36,7 +36,7 @@ async def run_claimed(
     run_id: str,
     guard: RunGuard,
     control: RunControl,
-    on_sensor_done: Callable[[SensorRun], None] | None = None,
+    on_sensor_done: Callable[[SensorRunResult], None] | None = None,
 ) -> ClaimedResult:
     result = ClaimedResult()
     queue: deque[dict[str, Any]] = deque(rows)

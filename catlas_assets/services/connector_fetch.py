@@ -15,8 +15,8 @@ from typing import Any
 
 from catlas_assets.domain.connectors import registry
 from catlas_assets.domain.connectors.base import MAX_PAGES, Connector, Page, Request, bundle
-from catlas_assets.domain.extract.models import SchemaError
-from catlas_assets.domain.models import Fetched, SensorState
+from catlas_assets.domain.extract.extraction import SchemaError
+from catlas_assets.domain.pipeline_data import Fetched, SensorState
 from catlas_assets.errors import CatlasError
 from resources.fetcher import Fetcher
 

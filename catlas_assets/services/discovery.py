@@ -28,12 +28,12 @@ from urllib.parse import urlsplit, urlunsplit
 
 from catlas_assets.domain import ats
 from catlas_assets.domain.classify import classify_url, path_depth
-from catlas_assets.domain.models import Fetched
 from catlas_assets.domain.page_links import PageLinks, extract_links, is_soft_404
+from catlas_assets.domain.pipeline_data import Fetched
 from catlas_assets.domain.robots import RobotsTxt
-from catlas_assets.domain.robots_surfaces import robots_candidates
 from catlas_assets.domain.selection import Candidate, select
 from catlas_assets.domain.sitemap import SitemapError, parse_sitemap
+from catlas_assets.domain.surfaces_from_robots import robots_candidates
 from catlas_assets.domain.taxonomy import PROBE_PATHS, SUBDOMAIN_SURFACES
 from catlas_assets.domain.urls import check_url, registrable_domain
 from catlas_assets.domain.vocabulary import DiscoveryMethod, FailureClass, Surface

@@ -11,10 +11,10 @@ from typing import Any
 
 from catlas_assets.domain import scheduling
 from catlas_assets.domain.connectors import registry
-from catlas_assets.domain.extract.models import Extraction
-from catlas_assets.domain.models import SensorState
+from catlas_assets.domain.extract.extraction import Extraction
 from catlas_assets.domain.normalize import Block
 from catlas_assets.domain.observe import Observed, observe
+from catlas_assets.domain.pipeline_data import SensorState
 from catlas_assets.domain.vocabulary import ChangeKind, FailureClass, Outcome, SensorStatus
 from catlas_assets.errors import CatlasError
 from catlas_assets.ids import new_id
@@ -25,7 +25,7 @@ from resources.state import connector_stats as connector_stats_table
 
 
 @dataclass(frozen=True)
-class SensorRun:
+class SensorRunResult:
     sensor_id: int
     company_id: int
     surface: str
@@ -77,7 +77,7 @@ def wants_full_fetch(sensor: SensorState, now: datetime, full_refetch_interval_s
 
 async def run_sensor(
     runtime: Runtime, fetcher: Fetcher, row: dict[str, Any], run_id: str, *, force: bool = False
-) -> SensorRun:
+) -> SensorRunResult:
     sensor = sensor_state(row)
     # Drawn before the first await, so in claim order: the schedule's jitter does not depend
     # on which concurrent fetch finishes first (politeness waits reorder them).
@@ -127,7 +127,7 @@ async def run_sensor(
     )
     if committed and not fetched.skipped_reason:
         await asyncio.to_thread(_record_connector, runtime, sensor, observed, failure_class, now)
-    return SensorRun(
+    return SensorRunResult(
         sensor_id=sensor.id,
         company_id=sensor.company_id,
         surface=sensor.surface,

@@ -12,9 +12,9 @@ from catlas_assets.domain.urls import registrable_domain
 from catlas_assets.domain.verdict import Tally
 from catlas_assets.domain.vocabulary import MEANINGFUL_OR_ABOVE, Outcome, RunKind, Stop
 from catlas_assets.services import lake_sync
+from catlas_assets.services.blocked_recheck import recheck_blocked
 from catlas_assets.services.claimed_work import ClaimedResult, run_claimed
-from catlas_assets.services.pipeline import SensorRun
-from catlas_assets.services.robots_recheck import recheck_blocked
+from catlas_assets.services.pipeline import SensorRunResult
 from catlas_assets.services.run_control import RunControl
 from catlas_assets.services.runs import RunRecorder, RunReport, unstarted_report
 from catlas_assets.services.runtime import Runtime
@@ -26,13 +26,13 @@ SUCCESSES = (Outcome.OK, Outcome.CHANGED, Outcome.UNCHANGED, Outcome.NOT_MODIFIE
 @dataclass
 class TickResult:
     report: RunReport
-    runs: list[SensorRun] = field(default_factory=list)
+    runs: list[SensorRunResult] = field(default_factory=list)
 
 
 def run_tick(
     runtime: Runtime,
     *,
-    on_sensor_done: Callable[[SensorRun], None] | None = None,
+    on_sensor_done: Callable[[SensorRunResult], None] | None = None,
     launch_handle: str | None = None,
     control: RunControl | None = None,
 ) -> TickResult:
@@ -49,7 +49,7 @@ def run_tick(
 def _tick(
     runtime: Runtime,
     control: RunControl,
-    on_sensor_done: Callable[[SensorRun], None] | None,
+    on_sensor_done: Callable[[SensorRunResult], None] | None,
     launch_handle: str | None,
 ) -> TickResult:
     started = time.monotonic()
@@ -115,7 +115,7 @@ def _tick(
     return TickResult(report, runs)
 
 
-def count(runs: list[SensorRun], *, claimed: int) -> dict[str, int]:
+def count(runs: list[SensorRunResult], *, claimed: int) -> dict[str, int]:
     outcomes = Counter(r.outcome.value for r in runs if r.committed)
     counters = {o.value: outcomes.get(o.value, 0) for o in Outcome}
     counters["claimed"] = claimed

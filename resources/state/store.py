@@ -33,7 +33,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, OperationalError
 
-from catlas_assets.domain.models import InboxEntry, ReviewItem
+from catlas_assets.domain.pipeline_data import InboxEntry, ReviewItem
 from catlas_assets.domain.vocabulary import CLAIMABLE_STATUSES, ReviewStatus
 from catlas_assets.errors import CatlasError, NotFoundError, StorageError
 from resources.state import migrate

@@ -18,9 +18,9 @@ from facts_timeline import ORDER, Lived, expected_by_sensor_day, live_through
 from sqlalchemy.engine import make_url
 
 from catlas_assets import entities_asset
-from catlas_assets.domain.extract.models import EXTRACTOR_VERSION
-from catlas_assets.domain.models import Fetched
+from catlas_assets.domain.extract.extraction import EXTRACTOR_VERSION
 from catlas_assets.domain.observe import extract
+from catlas_assets.domain.pipeline_data import Fetched
 from catlas_assets.runtime_resource import CatlasRuntime
 from catlas_assets.services.entities import derive_entities
 from catlas_assets.services.pipeline import sensor_state

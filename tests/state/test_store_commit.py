@@ -10,7 +10,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from state_rows import NOW, SensorFactory
 
-from catlas_assets.domain.models import InboxEntry, ReviewItem
+from catlas_assets.domain.pipeline_data import InboxEntry, ReviewItem
 from resources.state.schema import cost_ledger
 from resources.state.store import StateStore
 

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from catlas_assets.domain.extract.models import Extraction, SchemaError
+from catlas_assets.domain.extract.extraction import Extraction, SchemaError
 
 # Several pages of one paginated answer are archived as one object: this prefix, then a
 # JSON list of {"url", "body"} (plus "method" and "json_body" for a page asked by POST);

@@ -17,7 +17,7 @@ from catlas_assets.domain.connectors.base import (
     text,
     with_query,
 )
-from catlas_assets.domain.extract.models import Extraction, compensation, job
+from catlas_assets.domain.extract.extraction import Extraction, compensation, job
 
 
 class Greenhouse(Connector):

@@ -13,7 +13,7 @@ from defusedxml import ElementTree as SafeET
 from defusedxml.common import DefusedXmlException
 
 from catlas_assets.domain.connectors.base import Connector, Page, ats_extraction, require
-from catlas_assets.domain.extract.models import Extraction, SchemaError, job
+from catlas_assets.domain.extract.extraction import Extraction, SchemaError, job
 
 
 def _child(node: Element, name: str) -> str | None:

@@ -12,7 +12,7 @@ from catlas_assets.domain.connectors.base import (
     records,
     text,
 )
-from catlas_assets.domain.extract.models import Extraction, compensation, job
+from catlas_assets.domain.extract.extraction import Extraction, compensation, job
 
 
 def _utc(value: str | None) -> str | None:

@@ -9,7 +9,7 @@ from defusedxml import ElementTree as SafeET
 from defusedxml.common import DefusedXmlException
 
 from catlas_assets.domain.connectors.base import Connector, Page, require
-from catlas_assets.domain.extract.models import Extraction, SchemaError
+from catlas_assets.domain.extract.extraction import Extraction, SchemaError
 
 NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
 

@@ -18,7 +18,7 @@ from catlas_assets.domain.connectors.base import (
     text,
     with_query,
 )
-from catlas_assets.domain.extract.models import Extraction, job
+from catlas_assets.domain.extract.extraction import Extraction, job
 
 PAGE_SIZE = 100
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from catlas_assets.domain.connectors.base import Connector, Page, load_json, require
-from catlas_assets.domain.extract.models import Extraction
+from catlas_assets.domain.extract.extraction import Extraction
 
 INDICATORS = ("none", "minor", "major", "critical")
 

@@ -15,7 +15,7 @@ from catlas_assets.domain.connectors.base import (
     text,
     with_query,
 )
-from catlas_assets.domain.extract.models import Extraction, job
+from catlas_assets.domain.extract.extraction import Extraction, job
 
 
 class Workable(Connector):

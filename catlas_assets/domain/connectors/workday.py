@@ -24,7 +24,7 @@ from catlas_assets.domain.connectors.base import (
     require,
     text,
 )
-from catlas_assets.domain.extract.models import Extraction, job
+from catlas_assets.domain.extract.extraction import Extraction, job
 
 PAGE_SIZE = 20  # Workday's hard cap per page
 _PAGING = ("limit", "offset")

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from catlas_assets.services.runtime import Runtime
 from resources.governor import Postponed
-from resources.state.politeness import BlockedSensors
+from resources.state.blocked_sensors import BlockedSensors
 
 RECHECK_BATCH = 200
 

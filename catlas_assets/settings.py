@@ -87,6 +87,9 @@ class Settings:
     retry_after_max_s: int = _setting(
         86400, "Cap on how long a Retry-After (429/503) may keep a domain blocked."
     )
+    robots_recheck_batch: int = _setting(
+        200, "Sensors blocked by robots.txt that are checked again before one tick, at most."
+    )
 
     # -- scheduling (spec: Scheduling formula) -----------------------------------------
     min_interval_s: int = _setting(900, "Lower clamp of a sensor's interval.")
@@ -150,9 +153,42 @@ class Settings:
     discovery_max_sensors_per_company: int = _setting(
         10, "Sensors discovery creates per company, most important surfaces first."
     )
+    discovery_max_sitemap_children: int = _setting(
+        4, "Child sitemaps of a sitemap index read per company."
+    )
+    discovery_max_probes: int = _setting(
+        12, "Common-path probes per company for the high-value surfaces still missing."
+    )
+    discovery_max_subdomain_gets: int = _setting(
+        6,
+        "GETs of surface subdomains (`careers.`, `status.` ...) per company; a name that "
+        "does not resolve costs none.",
+    )
+    discovery_max_ats_verifications: int = _setting(
+        2, "ATS boards verified per company (one request to the vendor each)."
+    )
+    discovery_ats_reserve: int = _setting(
+        4,
+        "Requests kept back while reading sitemaps, so that the careers page and its ATS "
+        "board can still be fetched and verified.",
+    )
     onboarding_batch_size: int = _setting(20, "Discover jobs one onboarding batch claims.")
+    onboarding_concurrency: int = _setting(4, "Companies one onboarding batch discovers at once.")
     onboarding_max_attempts: int = _setting(
-        3, "Attempts of a discover job before it is dead (30 min x attempts between them)."
+        3,
+        "Attempts of a discover job before it is dead "
+        "(`CATLAS_ONBOARDING_RETRY_BACKOFF_S` x attempts between them).",
+    )
+    onboarding_retry_backoff_s: int = _setting(
+        1800, "A failed discover job waits this long times its attempts before the next one."
+    )
+    onboarding_claim_timeout_s: int = _setting(
+        900,
+        "A discover job claimed longer ago than this is a dead worker's and is due again "
+        "(above `CATLAS_DISCOVERY_BUDGET_S`).",
+    )
+    onboarding_every_ticks: int = _setting(
+        4, "The daemon runs an onboarding batch every this many ticks (unless `--no-onboarding`)."
     )
 
     @property
@@ -208,9 +244,27 @@ class Settings:
             "discovery_max_sensors_per_company",
             "onboarding_batch_size",
             "onboarding_max_attempts",
+            "onboarding_concurrency",
+            "onboarding_every_ticks",
+            "robots_recheck_batch",
         ):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{ENV_PREFIX}{name.upper()} must be positive")
+        for name in (
+            "discovery_max_sitemap_children",
+            "discovery_max_probes",
+            "discovery_max_subdomain_gets",
+            "discovery_max_ats_verifications",
+            "discovery_ats_reserve",
+            "onboarding_retry_backoff_s",
+        ):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"{ENV_PREFIX}{name.upper()} must be >= 0")
+        if not self.onboarding_claim_timeout_s > self.discovery_budget_s:
+            # A shorter lease would hand a company still being discovered to a second worker.
+            raise ConfigError(
+                "CATLAS_ONBOARDING_CLAIM_TIMEOUT_S must be above CATLAS_DISCOVERY_BUDGET_S"
+            )
         for name in (
             "max_consecutive_failures",
             "min_requests_for_error_rate",

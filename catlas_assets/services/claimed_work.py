@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from catlas_assets.domain.pipeline_data import SensorState
 from catlas_assets.domain.run_guard import RunGuard
-from catlas_assets.domain.urls import registrable_domain
 from catlas_assets.services.pipeline import SensorRunResult, run_sensor
 from catlas_assets.services.run_control import RunControl
 from catlas_assets.services.runtime import Runtime
@@ -32,16 +32,16 @@ class ClaimedResult:
 
 async def run_claimed(
     runtime: Runtime,
-    rows: list[dict[str, Any]],
+    claimed: list[SensorState],
     run_id: str,
     guard: RunGuard,
     control: RunControl,
     on_sensor_done: Callable[[SensorRunResult], None] | None = None,
 ) -> ClaimedResult:
     result = ClaimedResult()
-    queue: deque[dict[str, Any]] = deque(rows)
+    queue: deque[SensorState] = deque(claimed)
     changed = asyncio.Condition()
-    in_flight: dict[asyncio.Task[Any], dict[str, Any]] = {}
+    in_flight: dict[asyncio.Task[Any], SensorState] = {}
 
     async def release(ids: list[int]) -> None:
         if ids:
@@ -52,12 +52,12 @@ async def run_claimed(
         """Release what waits in the queue (all of it, or one domain's share)."""
         keep, drop = [], []
         while queue:
-            row = queue.popleft()
-            (drop if domain is None or _domain(row) == domain else keep).append(row)
+            sensor = queue.popleft()
+            (drop if domain is None or sensor.domain == domain else keep).append(sensor)
         queue.extend(keep)
-        await release([r["id"] for r in drop])
+        await release([s.id for s in drop])
 
-    async def next_row() -> dict[str, Any] | None:
+    async def next_sensor() -> SensorState | None:
         async with changed:
             while True:
                 reason = control.interruption()
@@ -65,25 +65,24 @@ async def run_claimed(
                     guard.interrupt(reason)  # seen before the watcher's next poll
                 if guard.stopped or not queue:
                     return None
-                row = queue[0]
-                domain = _domain(row)
-                if domain in guard.stopped_domains:
+                sensor = queue[0]
+                if sensor.domain in guard.stopped_domains:
                     queue.popleft()
-                    await release([row["id"]])
+                    await release([sensor.id])
                     continue
-                if guard.may_start(domain):
+                if guard.may_start(sensor.domain):
                     return queue.popleft()
                 if guard.stopped:
                     return None
                 await changed.wait()  # the budget waits on in-flight work's request count
 
     async def worker(fetcher: Any) -> None:
-        while (row := await next_row()) is not None:
+        while (sensor := await next_sensor()) is not None:
             task = asyncio.current_task()
             assert task is not None
-            in_flight[task] = row
+            in_flight[task] = sensor
             try:
-                run = await run_sensor(runtime, fetcher, row, run_id)
+                run = await run_sensor(runtime, fetcher, sensor, run_id)
             except asyncio.CancelledError:
                 guard.in_flight = max(0, guard.in_flight - 1)
                 raise
@@ -91,7 +90,7 @@ async def run_claimed(
                 in_flight.pop(task, None)
             control.spend(run.requests)
             result.runs.append(run)
-            domain = _domain(row)
+            domain = sensor.domain
             stopped = guard.finished(
                 domain,
                 outcome=run.outcome,
@@ -125,22 +124,18 @@ async def run_claimed(
             await asyncio.sleep(POLL_S)
 
     async with runtime.fetcher() as fetcher:
-        count = max(1, min(runtime.settings.fetch_concurrency, len(rows)))
+        count = max(1, min(runtime.settings.fetch_concurrency, len(claimed)))
         workers = [asyncio.create_task(worker(fetcher)) for _ in range(count)]
         watcher = asyncio.create_task(watch(workers))
         outcomes = await asyncio.gather(*workers, return_exceptions=True)
         watcher.cancel()
         await asyncio.gather(watcher, return_exceptions=True)
-    abandoned = [row["id"] for row in in_flight.values()]
+    abandoned = [sensor.id for sensor in in_flight.values()]
     abandoned += [
-        r["id"] for r in rows if r["id"] not in {x.sensor_id for x in result.runs}
+        s.id for s in claimed if s.id not in {x.sensor_id for x in result.runs}
     ]  # cancelled mid-run or never taken
     await release(sorted(set(abandoned) - set(result.released)))
     for outcome in outcomes:
         if isinstance(outcome, BaseException) and not isinstance(outcome, asyncio.CancelledError):
             raise outcome
     return result
-
-
-def _domain(row: dict[str, Any]) -> str:
-    return registrable_domain(row["url"])

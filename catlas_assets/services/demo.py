@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from catlas_assets.domain.verdict import Tally
-from catlas_assets.domain.vocabulary import RunKind, Stop
+from catlas_assets.domain.vocabulary import SUCCESSES, RunKind, Stop
 from catlas_assets.services import compaction, demo_seed, onboarding, sql
 from catlas_assets.services.run_control import RunControl
 from catlas_assets.services.runs import RunRecorder, RunReport, unstarted_report
 from catlas_assets.services.runtime import Runtime
-from catlas_assets.services.tick import SUCCESSES, run_tick
+from catlas_assets.services.tick import run_tick
 from catlas_assets.settings import Settings
 from fixture_web import DEFAULT_NOW, FixtureWeb, default_root
 from resources.clock import VirtualClock

@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 
 from catlas_assets.domain.verdict import Tally
-from catlas_assets.domain.vocabulary import MEANINGFUL_OR_ABOVE, Outcome, RunKind, Stop
+from catlas_assets.domain.vocabulary import MEANINGFUL_OR_ABOVE, SUCCESSES, Outcome, RunKind, Stop
 from catlas_assets.services import lake_sync
-from catlas_assets.services.pipeline import SensorRunResult, run_sensor
+from catlas_assets.services.pipeline import SensorRunResult, run_sensor, sensor_state
 from catlas_assets.services.run_control import RunControl
 from catlas_assets.services.runs import RunRecorder, RunReport, unstarted_report
 from catlas_assets.services.runtime import Runtime
-from catlas_assets.services.tick import SUCCESSES, count
+from catlas_assets.services.tick import count
 
 
 def run_one_within(
@@ -44,7 +44,9 @@ def run_one(
 
     async def go() -> SensorRunResult:
         async with asyncio.timeout(timeout_s), runtime.fetcher() as fetcher:
-            return await run_sensor(runtime, fetcher, row, recorder.run_id, force=force)
+            return await run_sensor(
+                runtime, fetcher, sensor_state(row), recorder.run_id, force=force
+            )
 
     try:
         result = asyncio.run(go())

@@ -234,44 +234,17 @@ class Settings:
         ]
         if thresholds != sorted(thresholds) or not all(0 <= t <= 1 for t in thresholds):
             raise ConfigError("change thresholds must rise from minor to critical within [0, 1]")
-        for name in (
-            "fetch_concurrency",
-            "scheduler_claim_batch",
-            "fetch_max_bytes",
-            "discovery_budget_s",
-            "discovery_max_requests",
-            "discovery_max_sitemap_urls",
-            "discovery_max_sensors_per_company",
-            "onboarding_batch_size",
-            "onboarding_max_attempts",
-            "onboarding_concurrency",
-            "onboarding_every_ticks",
-            "robots_recheck_batch",
-        ):
+        for name in _POSITIVE:
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{ENV_PREFIX}{name.upper()} must be positive")
-        for name in (
-            "discovery_max_sitemap_children",
-            "discovery_max_probes",
-            "discovery_max_subdomain_gets",
-            "discovery_max_ats_verifications",
-            "discovery_ats_reserve",
-            "onboarding_retry_backoff_s",
-        ):
-            if getattr(self, name) < 0:
+        for name in _NOT_NEGATIVE:
+            if not getattr(self, name) >= 0:
                 raise ConfigError(f"{ENV_PREFIX}{name.upper()} must be >= 0")
         if not self.onboarding_claim_timeout_s > self.discovery_budget_s:
             # A shorter lease would hand a company still being discovered to a second worker.
             raise ConfigError(
                 "CATLAS_ONBOARDING_CLAIM_TIMEOUT_S must be above CATLAS_DISCOVERY_BUDGET_S"
             )
-        for name in (
-            "max_consecutive_failures",
-            "min_requests_for_error_rate",
-            "max_concurrent_crawl_runs",
-        ):
-            if getattr(self, name) <= 0:
-                raise ConfigError(f"{ENV_PREFIX}{name.upper()} must be positive")
         try:
             ZoneInfo(self.tz)
         except (ZoneInfoNotFoundError, ValueError):
@@ -293,20 +266,43 @@ class Settings:
             raise ConfigError("CATLAS_NOTIFY_WEBHOOK_URL must be an http(s) URL")
         if self.ca_bundle and not Path(self.ca_bundle).is_file():
             raise ConfigError(f"CATLAS_CA_BUNDLE={self.ca_bundle!r} is not a readable PEM file")
-        if self.fetch_retries < 0:
-            raise ConfigError("CATLAS_FETCH_RETRIES must be >= 0")
-        for name in ("domain_concurrency", "domain_daily_budget", "robots_ttl_s"):
-            if getattr(self, name) <= 0:
-                raise ConfigError(f"{ENV_PREFIX}{name.upper()} must be positive")
-        for name in (
-            "domain_spacing_s",
-            "crawl_delay_max_s",
-            "retry_after_max_s",
-            "robots_unavailable_retry_s",
-        ):
-            if not getattr(self, name) >= 0:
-                raise ConfigError(f"{ENV_PREFIX}{name.upper()} must be >= 0")
         return self
+
+
+# Settings that must be > 0, and settings that must be >= 0 (validated in this order).
+_POSITIVE = (
+    "fetch_concurrency",
+    "scheduler_claim_batch",
+    "fetch_max_bytes",
+    "discovery_budget_s",
+    "discovery_max_requests",
+    "discovery_max_sitemap_urls",
+    "discovery_max_sensors_per_company",
+    "onboarding_batch_size",
+    "onboarding_max_attempts",
+    "onboarding_concurrency",
+    "onboarding_every_ticks",
+    "max_consecutive_failures",
+    "min_requests_for_error_rate",
+    "max_concurrent_crawl_runs",
+    "domain_concurrency",
+    "domain_daily_budget",
+    "robots_ttl_s",
+    "robots_recheck_batch",
+)
+_NOT_NEGATIVE = (
+    "fetch_retries",
+    "domain_spacing_s",
+    "crawl_delay_max_s",
+    "retry_after_max_s",
+    "robots_unavailable_retry_s",
+    "discovery_max_sitemap_children",
+    "discovery_max_probes",
+    "discovery_max_subdomain_gets",
+    "discovery_max_ats_verifications",
+    "discovery_ats_reserve",
+    "onboarding_retry_backoff_s",
+)
 
 
 def documented_settings() -> list[tuple[str, Any, str]]:

@@ -135,6 +135,27 @@ class _Outgoing:
 GET = _Outgoing()
 
 
+def _outgoing(
+    method: str, json_body: Any, etag: str | None, last_modified: str | None
+) -> tuple[_Outgoing, dict[str, str], bool]:
+    """What a fetch sends: the method and body, its conditional headers (GET only), and
+    whether it was asked conditionally."""
+    method = method.upper()
+    if method not in FETCH_METHODS:
+        raise ValueError(f"the fetcher sends GET or POST, not {method}")
+    if method == "POST":
+        body_bytes = json.dumps(json_body, ensure_ascii=False, separators=(",", ":"))
+        return _Outgoing("POST", body_bytes.encode()), {}, False
+    if json_body is not None:
+        raise ValueError("a JSON body is sent with a POST only")
+    headers: dict[str, str] = {}
+    if etag:
+        headers["If-None-Match"] = etag
+    if last_modified:
+        headers["If-Modified-Since"] = last_modified
+    return GET, headers, etag is not None or last_modified is not None
+
+
 class Fetcher:
     """Fetch URLs politely: robots.txt, the DomainGovernor and destination safety on every hop."""
 
@@ -205,23 +226,7 @@ class Fetcher:
         registrable domain when the caller already knows it (a claimed sensor carries it);
         it is computed otherwise.
         """
-        method = method.upper()
-        if method not in FETCH_METHODS:
-            raise ValueError(f"the fetcher sends GET or POST, not {method}")
-        if method == "POST":
-            body_bytes = json.dumps(json_body, ensure_ascii=False, separators=(",", ":"))
-            outgoing = _Outgoing("POST", body_bytes.encode())
-            etag = last_modified = None
-        else:
-            if json_body is not None:
-                raise ValueError("a JSON body is sent with a POST only")
-            outgoing = GET
-        conditional = etag is not None or last_modified is not None
-        headers: dict[str, str] = {}
-        if etag:
-            headers["If-None-Match"] = etag
-        if last_modified:
-            headers["If-Modified-Since"] = last_modified
+        outgoing, headers, conditional = _outgoing(method, json_body, etag, last_modified)
         started = time.monotonic()
         state = _Attempts(final_url=url, limit=max_requests)
 

@@ -38,104 +38,125 @@ async def run_claimed(
     control: RunControl,
     on_sensor_done: Callable[[SensorRunResult], None] | None = None,
 ) -> ClaimedResult:
-    result = ClaimedResult()
-    queue: deque[SensorState] = deque(claimed)
-    changed = asyncio.Condition()
-    in_flight: dict[asyncio.Task[Any], SensorState] = {}
+    batch = _Batch(runtime, claimed, run_id, guard, control, on_sensor_done)
+    async with runtime.fetcher() as fetcher:
+        count = max(1, min(runtime.settings.fetch_concurrency, len(claimed)))
+        workers = [asyncio.create_task(batch.worker(fetcher)) for _ in range(count)]
+        watcher = asyncio.create_task(batch.watch(workers))
+        outcomes = await asyncio.gather(*workers, return_exceptions=True)
+        watcher.cancel()
+        await asyncio.gather(watcher, return_exceptions=True)
+    result = batch.result
+    abandoned = [sensor.id for sensor in batch.in_flight.values()]
+    abandoned += [
+        s.id for s in claimed if s.id not in {x.sensor_id for x in result.runs}
+    ]  # cancelled mid-run or never taken
+    await batch.release(sorted(set(abandoned) - set(result.released)))
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException) and not isinstance(outcome, asyncio.CancelledError):
+            raise outcome
+    return result
 
-    async def release(ids: list[int]) -> None:
+
+class _Batch:
+    """The claimed sensors of one run, the workers that take them and what they did."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        claimed: list[SensorState],
+        run_id: str,
+        guard: RunGuard,
+        control: RunControl,
+        on_sensor_done: Callable[[SensorRunResult], None] | None,
+    ) -> None:
+        self.runtime = runtime
+        self.run_id = run_id
+        self.guard = guard
+        self.control = control
+        self.on_sensor_done = on_sensor_done
+        self.result = ClaimedResult()
+        self.queue: deque[SensorState] = deque(claimed)
+        self.changed = asyncio.Condition()
+        self.in_flight: dict[asyncio.Task[Any], SensorState] = {}
+
+    async def release(self, ids: list[int]) -> None:
         if ids:
-            result.released.extend(ids)
-            await asyncio.to_thread(runtime.store.release_claims, ids, runtime.worker)
+            self.result.released.extend(ids)
+            await asyncio.to_thread(self.runtime.store.release_claims, ids, self.runtime.worker)
 
-    async def drain(domain: str | None = None) -> None:
+    async def drain(self, domain: str | None = None) -> None:
         """Release what waits in the queue (all of it, or one domain's share)."""
         keep, drop = [], []
-        while queue:
-            sensor = queue.popleft()
+        while self.queue:
+            sensor = self.queue.popleft()
             (drop if domain is None or sensor.domain == domain else keep).append(sensor)
-        queue.extend(keep)
-        await release([s.id for s in drop])
+        self.queue.extend(keep)
+        await self.release([s.id for s in drop])
 
-    async def next_sensor() -> SensorState | None:
-        async with changed:
+    async def next_sensor(self) -> SensorState | None:
+        guard = self.guard
+        async with self.changed:
             while True:
-                reason = control.interruption()
+                reason = self.control.interruption()
                 if reason is not None:
                     guard.interrupt(reason)  # seen before the watcher's next poll
-                if guard.stopped or not queue:
+                if guard.stopped or not self.queue:
                     return None
-                sensor = queue[0]
+                sensor = self.queue[0]
                 if sensor.domain in guard.stopped_domains:
-                    queue.popleft()
-                    await release([sensor.id])
+                    self.queue.popleft()
+                    await self.release([sensor.id])
                     continue
                 if guard.may_start(sensor.domain):
-                    return queue.popleft()
+                    return self.queue.popleft()
                 if guard.stopped:
                     return None
-                await changed.wait()  # the budget waits on in-flight work's request count
+                await self.changed.wait()  # the budget waits on in-flight work's request count
 
-    async def worker(fetcher: Any) -> None:
-        while (sensor := await next_sensor()) is not None:
+    async def worker(self, fetcher: Any) -> None:
+        guard = self.guard
+        while (sensor := await self.next_sensor()) is not None:
             task = asyncio.current_task()
             assert task is not None
-            in_flight[task] = sensor
+            self.in_flight[task] = sensor
             try:
-                run = await run_sensor(runtime, fetcher, sensor, run_id)
+                run = await run_sensor(self.runtime, fetcher, sensor, self.run_id)
             except asyncio.CancelledError:
                 guard.in_flight = max(0, guard.in_flight - 1)
                 raise
             finally:
-                in_flight.pop(task, None)
-            control.spend(run.requests)
-            result.runs.append(run)
-            domain = sensor.domain
+                self.in_flight.pop(task, None)
+            self.control.spend(run.requests)
+            self.result.runs.append(run)
             stopped = guard.finished(
-                domain,
+                sensor.domain,
                 outcome=run.outcome,
                 failure_class=run.failure_class,
                 requests=run.requests,
             )
             if stopped is not None:
-                await drain(domain)
+                await self.drain(sensor.domain)
             if guard.stopped:
-                await drain()
-            async with changed:
-                changed.notify_all()
-            if on_sensor_done is not None:
-                on_sensor_done(run)
+                await self.drain()
+            async with self.changed:
+                self.changed.notify_all()
+            if self.on_sensor_done is not None:
+                self.on_sensor_done(run)
 
-    async def watch(workers: list[asyncio.Task[Any]]) -> None:
+    async def watch(self, workers: list[asyncio.Task[Any]]) -> None:
         """Turn a signal or the deadline into a stop; cancel in-flight work when told to."""
         while any(not w.done() for w in workers):
-            reason = control.interruption()
-            if reason is not None and not guard.stopped:
-                guard.interrupt(reason)
-                await drain()
-                async with changed:
-                    changed.notify_all()
-            if reason is not None and control.must_cancel():
-                for task in list(in_flight):
+            reason = self.control.interruption()
+            if reason is not None and not self.guard.stopped:
+                self.guard.interrupt(reason)
+                await self.drain()
+                async with self.changed:
+                    self.changed.notify_all()
+            if reason is not None and self.control.must_cancel():
+                for task in list(self.in_flight):
                     task.cancel()
                 for w in workers:
                     w.cancel()
                 return
             await asyncio.sleep(POLL_S)
-
-    async with runtime.fetcher() as fetcher:
-        count = max(1, min(runtime.settings.fetch_concurrency, len(claimed)))
-        workers = [asyncio.create_task(worker(fetcher)) for _ in range(count)]
-        watcher = asyncio.create_task(watch(workers))
-        outcomes = await asyncio.gather(*workers, return_exceptions=True)
-        watcher.cancel()
-        await asyncio.gather(watcher, return_exceptions=True)
-    abandoned = [sensor.id for sensor in in_flight.values()]
-    abandoned += [
-        s.id for s in claimed if s.id not in {x.sensor_id for x in result.runs}
-    ]  # cancelled mid-run or never taken
-    await release(sorted(set(abandoned) - set(result.released)))
-    for outcome in outcomes:
-        if isinstance(outcome, BaseException) and not isinstance(outcome, asyncio.CancelledError):
-            raise outcome
-    return result

@@ -227,8 +227,6 @@ def complete_discover_job(
     lake_rows: Sequence[Row],
 ) -> Applied:
     """Store a finished discovery in one transaction (nothing when the claim was lost)."""
-    created: list[int] = []
-    updated: list[int] = []
     with store.transaction() as conn:
         done = conn.execute(
             update(queue_jobs)
@@ -248,45 +246,8 @@ def complete_discover_job(
         company = (
             conn.execute(select(companies).where(companies.c.id == company_id)).mappings().one()
         )
-        for plan in plans:
-            existing = conn.execute(
-                select(sensors.c.id, sensors.c.discovery_method).where(
-                    sensors.c.company_id == company_id,
-                    sensors.c.surface == plan.surface,
-                    sensors.c.url == plan.url,
-                )
-            ).first()
-            if existing is None:
-                sensor_id = conn.execute(
-                    insert(sensors).values(
-                        company_id=company_id,
-                        created_at=now,
-                        updated_at=now,
-                        **plan.new_sensor(),
-                    )
-                ).inserted_primary_key[0]
-                created.append(int(sensor_id))
-                continue
-            conn.execute(
-                update(sensors)
-                .where(sensors.c.id == existing[0])
-                .values(updated_at=now, **plan.refresh(existing[1]))
-            )
-            updated.append(int(existing[0]))
-        for plan in domain_plans:
-            known = conn.execute(
-                select(domains.c.id).where(
-                    domains.c.company_id == company_id, domains.c.domain == plan.domain
-                )
-            ).first()
-            if known is None:
-                conn.execute(
-                    insert(domains).values(
-                        company_id=company_id, domain=plan.domain, kind=plan.kind, created_at=now
-                    )
-                )
-            else:
-                conn.execute(update(domains).where(domains.c.id == known[0]).values(kind=plan.kind))
+        created, updated = _store_sensors(conn, company_id, plans, now)
+        _store_domains(conn, company_id, domain_plans, now)
         company_stats = {**(company["stats"] or {}), "discovery": dict(stats)}
         source_meta = {**(company["source_meta"] or {}), "same_as": list(same_as)}
         conn.execute(
@@ -308,6 +269,56 @@ def complete_discover_job(
                 )
             )
     return Applied(created, updated, committed=True)
+
+
+def _store_sensors(
+    conn: Connection, company_id: int, plans: Sequence[SensorPlan], now: datetime
+) -> tuple[list[int], list[int]]:
+    """Insert the planned sensors that are new, refresh the known ones; (created, updated)."""
+    created: list[int] = []
+    updated: list[int] = []
+    for plan in plans:
+        existing = conn.execute(
+            select(sensors.c.id, sensors.c.discovery_method).where(
+                sensors.c.company_id == company_id,
+                sensors.c.surface == plan.surface,
+                sensors.c.url == plan.url,
+            )
+        ).first()
+        if existing is None:
+            sensor_id = conn.execute(
+                insert(sensors).values(
+                    company_id=company_id, created_at=now, updated_at=now, **plan.new_sensor()
+                )
+            ).inserted_primary_key[0]
+            created.append(int(sensor_id))
+            continue
+        conn.execute(
+            update(sensors)
+            .where(sensors.c.id == existing[0])
+            .values(updated_at=now, **plan.refresh(existing[1]))
+        )
+        updated.append(int(existing[0]))
+    return created, updated
+
+
+def _store_domains(
+    conn: Connection, company_id: int, plans: Sequence[DomainPlan], now: datetime
+) -> None:
+    for plan in plans:
+        known = conn.execute(
+            select(domains.c.id).where(
+                domains.c.company_id == company_id, domains.c.domain == plan.domain
+            )
+        ).first()
+        if known is None:
+            conn.execute(
+                insert(domains).values(
+                    company_id=company_id, domain=plan.domain, kind=plan.kind, created_at=now
+                )
+            )
+        else:
+            conn.execute(update(domains).where(domains.c.id == known[0]).values(kind=plan.kind))
 
 
 def domain_owner(store: StateStore, domain: str) -> int | None:

@@ -153,6 +153,9 @@ class Settings:
     discovery_max_sensors_per_company: int = _setting(
         10, "Sensors discovery creates per company, most important surfaces first."
     )
+    discovery_max_sitemap_roots: int = _setting(
+        2, "Sitemaps named by robots.txt `Sitemap:` lines read per company (else `/sitemap.xml`)."
+    )
     discovery_max_sitemap_children: int = _setting(
         4, "Child sitemaps of a sitemap index read per company."
     )
@@ -278,6 +281,7 @@ _POSITIVE = (
     "discovery_max_requests",
     "discovery_max_sitemap_urls",
     "discovery_max_sensors_per_company",
+    "discovery_max_sitemap_roots",
     "onboarding_batch_size",
     "onboarding_max_attempts",
     "onboarding_concurrency",

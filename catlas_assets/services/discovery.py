@@ -4,16 +4,17 @@ The steps follow the spec (Discovery) in order of value, so that when the budget
 the least valuable ones are the ones cut: homepage (website variants, redirects) →
 generic-HTML extraction of the homepage → the surfaces robots.txt names and allows
 (method `robots`, no request: it was read before the homepage) → robots.txt `Sitemap:`
-lines or `/sitemap.xml` (an index plus at most 4 children) → ATS detection in the
-homepage and the best careers page, each board verified by one request to its vendor
-(Workday: its public board page) → at most 12 common-path probes (soft-404 and
-redirect-to-home rejected) → subdomain probes (DNS first, at most 6 GETs). Every HTTP
-request counts against `discovery_max_requests` (robots.txt, redirect hops,
-verification); DNS lookups do not. robots.txt is fetched once per host and obeyed
-before any other request to that host.
+lines or `/sitemap.xml` (an index plus `discovery_max_sitemap_children`, 4) → ATS
+detection in the homepage and the best careers page, each board verified by one request
+to its vendor (Workday: its public board page) → `discovery_max_probes` (12) common-path
+probes (soft-404 and redirect-to-home rejected) → subdomain probes (DNS first,
+`discovery_max_subdomain_gets`, 6). Every HTTP request counts against
+`discovery_max_requests` (robots.txt, redirect hops, verification); DNS lookups do not.
+robots.txt is fetched once per host and obeyed before any other request to that host.
 
-This module writes nothing: `catlas discover` is a dry run of it, and onboarding
-(services/onboarding.py) stores what it returns.
+What was found and how it scores is the domain's (domain/candidates.py); this module only
+makes the requests. It writes nothing: `catlas discover` is a dry run of it, and
+onboarding (services/onboarding.py) stores what it returns.
 """
 
 from __future__ import annotations
@@ -266,10 +267,8 @@ class _Discovery:
         max_urls = self.settings.discovery_max_sitemap_urls
         rules = self.rules_for(site)
         listed = list(rules.sitemaps) if rules is not None else []
-        roots = [u for u in listed if registrable_domain(u) == domain][:2] or [
-            f"{site}/sitemap.xml"
-        ]
-        queue = list(roots)
+        own = [u for u in listed if registrable_domain(u) == domain]
+        queue = own[: self.settings.discovery_max_sitemap_roots] or [f"{site}/sitemap.xml"]
         children = 0
         urls: list[str] = []
         while queue and len(urls) < max_urls:

@@ -100,6 +100,9 @@ class Settings:
     retry_after_max_s: int = _setting(
         86400, "Cap on how long a Retry-After (429/503) may keep a domain blocked."
     )
+    robots_recheck_batch: int = _setting(
+        200, "Sensors blocked by robots.txt that are checked again before one tick, at most."
+    )
 
     # -- scheduling (spec: Scheduling formula) -----------------------------------------
     min_interval_s: int = _setting(900, "Lower clamp of a sensor's interval.")
@@ -163,9 +166,45 @@ class Settings:
     discovery_max_sensors_per_company: int = _setting(
         10, "Sensors discovery creates per company, most important surfaces first."
     )
+    discovery_max_sitemap_roots: int = _setting(
+        2, "Sitemaps named by robots.txt `Sitemap:` lines read per company (else `/sitemap.xml`)."
+    )
+    discovery_max_sitemap_children: int = _setting(
+        4, "Child sitemaps of a sitemap index read per company."
+    )
+    discovery_max_probes: int = _setting(
+        12, "Common-path probes per company for the high-value surfaces still missing."
+    )
+    discovery_max_subdomain_gets: int = _setting(
+        6,
+        "GETs of surface subdomains (`careers.`, `status.` ...) per company; a name that "
+        "does not resolve costs none.",
+    )
+    discovery_max_ats_verifications: int = _setting(
+        2, "ATS boards verified per company (one request to the vendor each)."
+    )
+    discovery_ats_reserve: int = _setting(
+        4,
+        "Requests kept back while reading sitemaps, so that the careers page and its ATS "
+        "board can still be fetched and verified.",
+    )
     onboarding_batch_size: int = _setting(20, "Discover jobs one onboarding batch claims.")
+    onboarding_concurrency: int = _setting(4, "Companies one onboarding batch discovers at once.")
     onboarding_max_attempts: int = _setting(
-        3, "Attempts of a discover job before it is dead (30 min x attempts between them)."
+        3,
+        "Attempts of a discover job before it is dead "
+        "(`CATLAS_ONBOARDING_RETRY_BACKOFF_S` x attempts between them).",
+    )
+    onboarding_retry_backoff_s: int = _setting(
+        1800, "A failed discover job waits this long times its attempts before the next one."
+    )
+    onboarding_claim_timeout_s: int = _setting(
+        900,
+        "A discover job claimed longer ago than this is a dead worker's and is due again "
+        "(above `CATLAS_DISCOVERY_BUDGET_S`).",
+    )
+    onboarding_every_ticks: int = _setting(
+        4, "The daemon runs an onboarding batch every this many ticks (unless `--no-onboarding`)."
     )
 
     @property
@@ -214,26 +253,17 @@ class Settings:
         ]
         if thresholds != sorted(thresholds) or not all(0 <= t <= 1 for t in thresholds):
             raise ConfigError("change thresholds must rise from minor to critical within [0, 1]")
-        for name in (
-            "fetch_concurrency",
-            "scheduler_claim_batch",
-            "fetch_max_bytes",
-            "discovery_budget_s",
-            "discovery_max_requests",
-            "discovery_max_sitemap_urls",
-            "discovery_max_sensors_per_company",
-            "onboarding_batch_size",
-            "onboarding_max_attempts",
-        ):
+        for name in _POSITIVE:
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{ENV_PREFIX}{name.upper()} must be positive")
-        for name in (
-            "max_consecutive_failures",
-            "min_requests_for_error_rate",
-            "max_concurrent_crawl_runs",
-        ):
-            if getattr(self, name) <= 0:
-                raise ConfigError(f"{ENV_PREFIX}{name.upper()} must be positive")
+        for name in _NOT_NEGATIVE:
+            if not getattr(self, name) >= 0:
+                raise ConfigError(f"{ENV_PREFIX}{name.upper()} must be >= 0")
+        if not self.onboarding_claim_timeout_s > self.discovery_budget_s:
+            # A shorter lease would hand a company still being discovered to a second worker.
+            raise ConfigError(
+                "CATLAS_ONBOARDING_CLAIM_TIMEOUT_S must be above CATLAS_DISCOVERY_BUDGET_S"
+            )
         try:
             ZoneInfo(self.tz)
         except (ZoneInfoNotFoundError, ValueError):
@@ -255,19 +285,6 @@ class Settings:
             raise ConfigError("CATLAS_NOTIFY_WEBHOOK_URL must be an http(s) URL")
         if self.ca_bundle and not Path(self.ca_bundle).is_file():
             raise ConfigError(f"CATLAS_CA_BUNDLE={self.ca_bundle!r} is not a readable PEM file")
-        if self.fetch_retries < 0:
-            raise ConfigError("CATLAS_FETCH_RETRIES must be >= 0")
-        for name in ("domain_concurrency", "domain_daily_budget", "robots_ttl_s"):
-            if getattr(self, name) <= 0:
-                raise ConfigError(f"{ENV_PREFIX}{name.upper()} must be positive")
-        for name in (
-            "domain_spacing_s",
-            "crawl_delay_max_s",
-            "retry_after_max_s",
-            "robots_unavailable_retry_s",
-        ):
-            if not getattr(self, name) >= 0:
-                raise ConfigError(f"{ENV_PREFIX}{name.upper()} must be >= 0")
         return self
 
 
@@ -294,6 +311,43 @@ def check_prod(settings: Settings) -> None:
 def current_values(settings: Settings) -> list[tuple[str, Any]]:
     """(environment variable, current value) for every setting (`catlas settings`)."""
     return [(ENV_PREFIX + name.upper(), value) for name, value in asdict(settings).items()]
+
+
+# Settings that must be > 0, and settings that must be >= 0 (validated in this order).
+_POSITIVE = (
+    "fetch_concurrency",
+    "scheduler_claim_batch",
+    "fetch_max_bytes",
+    "discovery_budget_s",
+    "discovery_max_requests",
+    "discovery_max_sitemap_urls",
+    "discovery_max_sensors_per_company",
+    "discovery_max_sitemap_roots",
+    "onboarding_batch_size",
+    "onboarding_max_attempts",
+    "onboarding_concurrency",
+    "onboarding_every_ticks",
+    "max_consecutive_failures",
+    "min_requests_for_error_rate",
+    "max_concurrent_crawl_runs",
+    "domain_concurrency",
+    "domain_daily_budget",
+    "robots_ttl_s",
+    "robots_recheck_batch",
+)
+_NOT_NEGATIVE = (
+    "fetch_retries",
+    "domain_spacing_s",
+    "crawl_delay_max_s",
+    "retry_after_max_s",
+    "robots_unavailable_retry_s",
+    "discovery_max_sitemap_children",
+    "discovery_max_probes",
+    "discovery_max_subdomain_gets",
+    "discovery_max_ats_verifications",
+    "discovery_ats_reserve",
+    "onboarding_retry_backoff_s",
+)
 
 
 def documented_settings() -> list[tuple[str, Any, str]]:

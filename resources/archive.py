@@ -1,16 +1,16 @@
 """Content-addressed object archive: raw bytes, normalized text, blocks and extraction JSON.
 
-A key is the SHA-256 of the uncompressed bytes, so the same content is stored once and an
-object is never rewritten; objects are zstd-compressed.
+A key is the domain's `archive_key` (the SHA-256 of the uncompressed bytes), so the same
+content is stored once and an object is never rewritten; objects are zstd-compressed.
 """
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 
 import zstandard
 
+from catlas_assets.domain.content_address import archive_key
 from resources.storage import Storage
 
 # A zstd (de)compressor object is not thread-safe and puts run in worker threads, so each
@@ -28,13 +28,8 @@ class ObjectArchive:
     def __init__(self, storage: Storage) -> None:
         self.storage = storage
 
-    @staticmethod
-    def key_for(data: bytes) -> str:
-        digest = hashlib.sha256(data).hexdigest()
-        return f"objects/{digest[:2]}/{digest[2:4]}/{digest}.zst"
-
     def put(self, data: bytes) -> StoredObject:
-        key = self.key_for(data)
+        key = archive_key(data)
         if self.storage.exists(key):
             return StoredObject(key, 0)
         compressed = zstandard.ZstdCompressor(level=LEVEL).compress(data)

@@ -26,16 +26,16 @@ import json
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
 import httpcore
 import httpx
 
 from catlas_assets.domain.failures import RETRYABLE_STATUSES, classify_status
-from catlas_assets.domain.models import Fetched
-from catlas_assets.domain.robots import MAX_PARSE_BYTES, RobotsTxt
+from catlas_assets.domain.pipeline_data import Fetched
+from catlas_assets.domain.robots import MAX_PARSE_BYTES
 from catlas_assets.domain.urls import registrable_domain
 from catlas_assets.domain.vocabulary import FailureClass
 from resources.body_decoding import (
@@ -44,9 +44,11 @@ from resources.body_decoding import (
     CappedDecoder,
     UndecodableBody,
 )
+from resources.fetch_failure import TRANSPORT_ERRORS, FetchFailure, transport_failure
 from resources.governor import DomainGovernor, Postponed
+from resources.redirects import REDIRECT_STATUSES, redirect_target
 from resources.resolver import ResolutionError, Resolver, UnsafeDestination
-from resources.robots_cache import RobotsCache, RobotsEntry, origin_of
+from resources.robots_gate import RobotsCache, RobotsEntry, RobotsGate, RobotsGet
 
 
 class _ResolvingBackend(httpcore.AsyncNetworkBackend):
@@ -112,9 +114,6 @@ class FetchConfig:
     ca_bundle: str = ""
 
 
-# RFC 9309 2.3.1.2: follow at least five redirects for robots.txt, then call it unavailable.
-ROBOTS_MAX_REDIRECTS = 5
-REDIRECT_STATUSES = (301, 302, 303, 307, 308)
 # Only these keep a POST a POST (RFC 9110 15.4); the others are followed with a GET.
 METHOD_KEEPING_REDIRECTS = (307, 308)
 FETCH_METHODS = ("GET", "POST")
@@ -136,21 +135,25 @@ class _Outgoing:
 GET = _Outgoing()
 
 
-class _Failure(Exception):
-    def __init__(
-        self,
-        failure_class: FailureClass,
-        detail: str,
-        status: int | None = None,
-        *,
-        transient: bool = False,
-        unsent: bool = False,
-    ) -> None:
-        super().__init__(detail)
-        self.failure_class = failure_class
-        self.status = status
-        self.transient = transient  # worth another try within this run
-        self.unsent = unsent  # failed before a byte of the request left: safe for a POST
+def _outgoing(
+    method: str, json_body: Any, etag: str | None, last_modified: str | None
+) -> tuple[_Outgoing, dict[str, str], bool]:
+    """What a fetch sends: the method and body, its conditional headers (GET only), and
+    whether it was asked conditionally."""
+    method = method.upper()
+    if method not in FETCH_METHODS:
+        raise ValueError(f"the fetcher sends GET or POST, not {method}")
+    if method == "POST":
+        body_bytes = json.dumps(json_body, ensure_ascii=False, separators=(",", ":"))
+        return _Outgoing("POST", body_bytes.encode()), {}, False
+    if json_body is not None:
+        raise ValueError("a JSON body is sent with a POST only")
+    headers: dict[str, str] = {}
+    if etag:
+        headers["If-None-Match"] = etag
+    if last_modified:
+        headers["If-Modified-Since"] = last_modified
+    return GET, headers, etag is not None or last_modified is not None
 
 
 class Fetcher:
@@ -170,7 +173,13 @@ class Fetcher:
         self.robots = robots if robots is not None else RobotsCache()
         self.governor = governor
         self._now = now or (lambda: datetime.now(UTC))
-        self._robots_locks: dict[str, asyncio.Lock] = {}
+        self.robots_gate = RobotsGate(
+            self.robots,
+            agent=config.user_agent,
+            ttl_s=config.robots_ttl_s,
+            unavailable_retry_s=config.robots_unavailable_retry_s,
+            now=self._now,
+        )
         limits = httpx.Limits(
             max_connections=config.max_connections,
             max_keepalive_connections=config.max_connections,
@@ -203,6 +212,7 @@ class Fetcher:
         method: str = "GET",
         json_body: Any = None,
         max_requests: int | None = None,
+        domain: str | None = None,
     ) -> Fetched:
         """GET `url` (conditionally with the validators given) and classify what came back.
 
@@ -212,25 +222,11 @@ class Fetcher:
         `follow_off_domain`: its target is reported as `final_url` (the `redirected`
         outcome) without asking the other domain. `max_requests` caps every request this
         fetch may send (robots.txt and hops included); reaching it postpones the fetch
-        with reason `request_budget` instead of sending one more.
+        with reason `request_budget` instead of sending one more. `domain` is `url`'s
+        registrable domain when the caller already knows it (a claimed sensor carries it);
+        it is computed otherwise.
         """
-        method = method.upper()
-        if method not in FETCH_METHODS:
-            raise ValueError(f"the fetcher sends GET or POST, not {method}")
-        if method == "POST":
-            body_bytes = json.dumps(json_body, ensure_ascii=False, separators=(",", ":"))
-            outgoing = _Outgoing("POST", body_bytes.encode())
-            etag = last_modified = None
-        else:
-            if json_body is not None:
-                raise ValueError("a JSON body is sent with a POST only")
-            outgoing = GET
-        conditional = etag is not None or last_modified is not None
-        headers: dict[str, str] = {}
-        if etag:
-            headers["If-None-Match"] = etag
-        if last_modified:
-            headers["If-Modified-Since"] = last_modified
+        outgoing, headers, conditional = _outgoing(method, json_body, etag, last_modified)
         started = time.monotonic()
         state = _Attempts(final_url=url, limit=max_requests)
 
@@ -251,10 +247,15 @@ class Fetcher:
         try:
             async with asyncio.timeout(self.config.total_timeout_s) as deadline:
                 state.deadline = deadline
-                status, final_url, response_headers, body = await self._follow(
-                    url, headers, state, follow_off_domain=follow_off_domain, outgoing=outgoing
+                status, final_url, final_domain, response_headers, body = await self._follow(
+                    url,
+                    headers,
+                    state,
+                    follow_off_domain=follow_off_domain,
+                    outgoing=outgoing,
+                    domain=domain or registrable_domain(url),
                 )
-        except _Failure as failure:
+        except FetchFailure as failure:
             return failed(failure.failure_class, str(failure), failure.status)
         except Postponed as postponed:
             return Fetched(
@@ -283,117 +284,39 @@ class Fetcher:
             requests=state.requests,
             not_modified=status == 304,
             conditional=conditional,
+            final_domain=final_domain,
         )
 
     # -- robots.txt ----------------------------------------------------------------------
     async def robots_for(self, url: str) -> RobotsEntry:
         """The robots.txt entry that governs `url` (cached per origin until its TTL)."""
         state = _Attempts(final_url=url)
-        try:
-            return await self._robots_entry(url, state)
-        except _Failure as failure:
-            # DNS or a refused destination: the rules cannot be known, and neither can the page.
-            now = self._now()
-            return RobotsEntry(
-                origin=origin_of(url),
-                robots=RobotsTxt.disallow_all(),
-                fetched_at=now,
-                expires_at=now,
-                status=failure.status,
-                unavailable=f"{failure.failure_class}: {failure}",
+        return await self.robots_gate.entry_for(url, self._robots_get(url, state, None))
+
+    def _robots_get(self, url: str, state: _Attempts, domain: str | None) -> RobotsGet:
+        """How the gate sends a robots.txt request for `url`: with every check, truncated."""
+        host = urlsplit(url).hostname
+
+        async def get(robots_url: str) -> tuple[int, dict[str, str], bytes]:
+            # The page's domain holds for its own host; a robots.txt redirected elsewhere
+            # is governed by the domain it moved to.
+            same_host = urlsplit(robots_url).hostname == host
+            return await self._with_retries(
+                robots_url,
+                {},
+                state,
+                max_bytes=MAX_PARSE_BYTES,
+                truncate=True,
+                domain=domain if same_host else None,
             )
 
-    async def _robots_entry(self, url: str, state: _Attempts) -> RobotsEntry:
-        origin = origin_of(url)
-        entry = self.robots.get(origin, self._now())
-        if entry is not None:
-            return entry
-        lock = self._robots_locks.setdefault(origin, asyncio.Lock())
-        async with lock:  # concurrent sensors of one origin wait for one robots.txt fetch
-            entry = self.robots.get(origin, self._now())
-            if entry is None:
-                entry = await self._fetch_robots(url, origin, state)
-                self.robots.put(entry)
-            return entry
+        return get
 
-    async def _fetch_robots(self, url: str, origin: str, state: _Attempts) -> RobotsEntry:
-        parts = urlsplit(url)
-        current = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}/robots.txt"
-        source = current
-
-        def entry(
-            robots: RobotsTxt, status: int | None, unavailable: str = "", ttl: float | None = None
-        ) -> RobotsEntry:
-            now = self._now()
-            if ttl is None:
-                ttl = (
-                    self.config.robots_unavailable_retry_s
-                    if unavailable
-                    else self.config.robots_ttl_s
-                )
-            return RobotsEntry(
-                origin=origin,
-                robots=robots,
-                fetched_at=now,
-                expires_at=now + timedelta(seconds=ttl),
-                status=status,
-                unavailable=unavailable,
-                source_url=source,
-            )
-
-        seen = {current}
-        for _hop in range(ROBOTS_MAX_REDIRECTS + 1):
-            source = current
-            try:
-                status, headers, body = await self._with_retries(
-                    current, {}, state, max_bytes=MAX_PARSE_BYTES, truncate=True
-                )
-            except _Failure as failure:
-                if failure.failure_class in (FailureClass.DNS, FailureClass.BLOCKED_DESTINATION):
-                    raise  # the page itself would fail the same way: report that, not a skip
-                return entry(
-                    RobotsTxt.disallow_all(),
-                    failure.status,
-                    f"robots.txt at {current} unreachable ({failure.failure_class}: {failure})",
-                )
-            if status in REDIRECT_STATUSES and "location" in headers:
-                target = _redirect_target(current, headers["location"], status)
-                if target in seen:
-                    break
-                seen.add(target)
-                current = target
-                continue
-            if 200 <= status < 300:
-                return entry(RobotsTxt.parse(body), status)
-            if status == 429 or status >= 500:
-                return entry(
-                    RobotsTxt.disallow_all(),
-                    status,
-                    f"robots.txt at {current} answered HTTP {status}",
-                )
-            if 400 <= status < 500:
-                return entry(RobotsTxt.allow_all(), status)  # RFC 9309 2.3.1.3: no rules
-            return entry(
-                RobotsTxt.disallow_all(), status, f"robots.txt at {current} answered HTTP {status}"
-            )
-        return entry(
-            RobotsTxt.disallow_all(),
-            None,
-            f"robots.txt at {source}: more than {ROBOTS_MAX_REDIRECTS} redirects or a loop",
-        )
-
-    async def _check_robots(self, url: str, state: _Attempts) -> None:
-        entry = await self._robots_entry(url, state)
-        if entry.unavailable:
-            raise Postponed("robots_unavailable", entry.unavailable, entry.expires_at)
-        decision = entry.robots.decide(url, self.config.user_agent)
-        if not decision.allowed:
-            raise _Failure(
-                FailureClass.ROBOTS, f"{url} {decision.describe()} of {entry.source_url}"
-            )
+    async def _check_robots(self, url: str, state: _Attempts, domain: str) -> None:
+        entry = await self.robots_gate.check(url, self._robots_get(url, state, domain))
         if self.governor is not None:
             self.governor.set_crawl_delay(
-                entry.origin, entry.robots.crawl_delay(self.config.user_agent)
+                entry.origin, entry.robots.crawl_delay(self.config.user_agent), domain=domain
             )
 
     async def _check_destination(self, url: str, status: int | None) -> None:
@@ -402,7 +325,7 @@ class Fetcher:
         try:
             await self._resolver.resolve(parts.hostname or "", port)
         except UnsafeDestination as exc:
-            raise _Failure(FailureClass.BLOCKED_DESTINATION, str(exc), status) from None
+            raise FetchFailure(FailureClass.BLOCKED_DESTINATION, str(exc), status) from None
         except ResolutionError:
             pass  # an unknown name is the redirect's news, not a danger
 
@@ -415,39 +338,51 @@ class Fetcher:
         *,
         follow_off_domain: bool,
         outgoing: _Outgoing = GET,
-    ) -> tuple[int, str, dict[str, str], bytes]:
+        domain: str,
+    ) -> tuple[int, str, str, dict[str, str], bytes]:
+        """Follow `url`'s redirects; (status, final URL, its domain, headers, body)."""
         seen = {url}
-        current = url
-        domain = registrable_domain(url)
+        current, current_domain = url, domain
         for _hop in range(self.config.max_redirects + 1):
             state.final_url = current
-            await self._check_robots(current, state)  # a disallowed URL is never requested
+            # A disallowed URL is never requested.
+            await self._check_robots(current, state, current_domain)
             status, response_headers, body = await self._with_retries(
-                current, headers, state, max_bytes=self.config.max_bytes, outgoing=outgoing
+                current,
+                headers,
+                state,
+                max_bytes=self.config.max_bytes,
+                outgoing=outgoing,
+                domain=current_domain,
             )
             if status in REDIRECT_STATUSES and "location" in response_headers:
-                target = _redirect_target(current, response_headers["location"], status)
+                target = redirect_target(current, response_headers["location"], status)
                 if target in seen:
-                    raise _Failure(FailureClass.REDIRECT, f"redirect loop at {target}", status)
+                    raise FetchFailure(FailureClass.REDIRECT, f"redirect loop at {target}", status)
                 seen.add(target)
-                if not follow_off_domain and registrable_domain(target) != domain:
+                target_domain = registrable_domain(target)
+                if not follow_off_domain and target_domain != domain:
                     # Not followed, yet a target that is a refused address is still refused.
                     await self._check_destination(target, status)
                     state.final_url = target
-                    return status, target, response_headers, b""
-                current = target
+                    return status, target, target_domain, response_headers, b""
+                current, current_domain = target, target_domain
                 outgoing = outgoing.after_redirect(status)
                 continue
             if status in (429, 503) and self.governor is not None:
                 # The whole domain waits as asked; this fetch still fails with its class.
-                await self.governor.retry_after(current, response_headers.get("retry-after"))
+                await self.governor.retry_after(
+                    current, response_headers.get("retry-after"), domain=current_domain
+                )
             if status == 304:
-                return status, current, response_headers, b""
+                return status, current, current_domain, response_headers, b""
             failure = classify_status(status, response_headers, body)
             if failure is not None:
-                raise _Failure(failure, f"HTTP {status} from {current}", status)
-            return status, current, response_headers, body
-        raise _Failure(FailureClass.REDIRECT, f"more than {self.config.max_redirects} redirects")
+                raise FetchFailure(failure, f"HTTP {status} from {current}", status)
+            return status, current, current_domain, response_headers, body
+        raise FetchFailure(
+            FailureClass.REDIRECT, f"more than {self.config.max_redirects} redirects"
+        )
 
     async def _with_retries(
         self,
@@ -458,15 +393,22 @@ class Fetcher:
         max_bytes: int,
         truncate: bool = False,
         outgoing: _Outgoing = GET,
+        domain: str | None = None,
     ) -> tuple[int, dict[str, str], bytes]:
         attempt = 0
         repeatable = outgoing.method == "GET"
         while True:
             try:
                 status, response_headers, body = await self._once(
-                    url, headers, state, max_bytes=max_bytes, truncate=truncate, outgoing=outgoing
+                    url,
+                    headers,
+                    state,
+                    max_bytes=max_bytes,
+                    truncate=truncate,
+                    outgoing=outgoing,
+                    domain=domain,
                 )
-            except _Failure as failure:
+            except FetchFailure as failure:
                 if not failure.transient or attempt >= self.config.retries:
                     raise
                 if not repeatable and not failure.unsent:
@@ -492,9 +434,11 @@ class Fetcher:
         max_bytes: int,
         truncate: bool = False,
         outgoing: _Outgoing = GET,
+        domain: str | None = None,
     ) -> tuple[int, dict[str, str], bytes]:
         waited_from = time.monotonic()
-        async with self.governor.permit(url) if self.governor else contextlib.nullcontext():
+        governed = self.governor.permit(url, domain=domain) if self.governor else None
+        async with governed or contextlib.nullcontext():
             if state.deadline is not None:
                 # Politeness waits are not the server's slowness: they extend the deadline.
                 waited = time.monotonic() - waited_from
@@ -510,7 +454,7 @@ class Fetcher:
                 return await self._request(
                     url, headers, max_bytes=max_bytes, truncate=truncate, outgoing=outgoing
                 )
-            except _Failure as failure:
+            except FetchFailure as failure:
                 if failure.failure_class in (FailureClass.DNS, FailureClass.BLOCKED_DESTINATION):
                     state.requests -= 1  # refused before connecting: nothing was sent
                 raise
@@ -539,7 +483,7 @@ class Fetcher:
                 try:
                     decoder = CappedDecoder(response_headers.get("content-encoding"), max_bytes)
                 except UndecodableBody as exc:
-                    raise _Failure(FailureClass.PARSING, f"{exc} at {url}", status) from None
+                    raise FetchFailure(FailureClass.PARSING, f"{exc} at {url}", status) from None
                 chunks: list[bytes] = []
                 raw = 0
                 try:
@@ -552,80 +496,18 @@ class Fetcher:
                 except BodyTooLarge:
                     if not truncate:
                         # Leaving the block closes the connection: the rest is never read.
-                        raise _Failure(
+                        raise FetchFailure(
                             FailureClass.TOO_LARGE,
                             f"body over {max_bytes} bytes (decoded) at {url}",
                             status,
                         ) from None
                 except UndecodableBody as exc:
-                    raise _Failure(FailureClass.PARSING, f"{exc} at {url}", status) from None
+                    raise FetchFailure(FailureClass.PARSING, f"{exc} at {url}", status) from None
                 # The decoded body no longer carries its transfer encoding.
                 response_headers.pop("content-encoding", None)
                 return status, response_headers, b"".join(chunks)
-        except httpx.ConnectError as exc:
-            cause = _resolver_cause(exc)
-            if isinstance(cause, UnsafeDestination):
-                raise _Failure(FailureClass.BLOCKED_DESTINATION, str(cause)) from None
-            if isinstance(cause, ResolutionError):
-                raise _Failure(FailureClass.DNS, str(cause)) from None
-            raise _Failure(
-                FailureClass.UNKNOWN, f"cannot connect to {url}: {exc}", transient=True, unsent=True
-            ) from None
-        except (httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
-            # No connection yet, so nothing of the request was sent.
-            raise _Failure(
-                FailureClass.TIMEOUT, f"{type(exc).__name__} at {url}", transient=True, unsent=True
-            ) from None
-        except httpx.TimeoutException as exc:
-            raise _Failure(
-                FailureClass.TIMEOUT, f"{type(exc).__name__} at {url}", transient=True
-            ) from None
-        except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
-            # A reset, a truncated answer or bytes that are not HTTP (invalid header bytes).
-            raise _Failure(
-                FailureClass.UNKNOWN,
-                f"connection broken at {url}: {exc or type(exc).__name__}",
-                transient=True,
-            ) from None
-        except httpx.UnsupportedProtocol:
-            raise _Failure(
-                FailureClass.BLOCKED_DESTINATION, f"only http and https are fetched: {url}"
-            ) from None
-        except httpx.InvalidURL as exc:
-            raise _Failure(FailureClass.UNKNOWN, f"malformed URL {url!r}: {exc}") from None
-        except httpx.HTTPError as exc:
-            raise _Failure(FailureClass.UNKNOWN, f"{type(exc).__name__} at {url}: {exc}") from None
-
-
-def _resolver_cause(exc: BaseException) -> BaseException | None:
-    """The resolver's own error behind httpx's and httpcore's wrappers, if it is one."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, ResolutionError | UnsafeDestination):
-            return current
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return None
-
-
-def _redirect_target(current: str, location: str, status: int) -> str:
-    """The absolute URL a Location header names; a malformed or non-http one is refused."""
-    try:
-        target = urljoin(current, location.strip())
-        parts = urlsplit(target)
-        _ = parts.port  # a malformed port raises ValueError
-    except ValueError:
-        raise _Failure(
-            FailureClass.REDIRECT, f"malformed redirect Location {location[:200]!r}", status
-        ) from None
-    if parts.scheme not in ("http", "https"):
-        raise _Failure(
-            FailureClass.BLOCKED_DESTINATION, f"redirect to a non-http URL {target[:200]!r}", status
-        )
-    if not parts.hostname:
-        raise _Failure(FailureClass.REDIRECT, f"redirect without a host {target[:200]!r}", status)
-    return target
+        except TRANSPORT_ERRORS as exc:
+            raise transport_failure(exc, url) from None
 
 
 @dataclass

@@ -20,9 +20,9 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from catlas_assets.domain.politeness import retry_after_until, spacing_s
+from catlas_assets.domain.pacing import retry_after_until, spacing_s
 from catlas_assets.domain.urls import registrable_domain
-from resources.state.politeness import DomainBudgets
+from resources.state.domain_budgets import DomainBudgets
 
 
 class Postponed(Exception):
@@ -79,9 +79,14 @@ class DomainGovernor:
             max_delay_s=self.config.crawl_delay_max_s,
         )
 
-    def set_crawl_delay(self, origin: str, delay_s: float | None) -> None:
-        """Crawl-delay of one origin; the domain waits for the largest of its origins'."""
-        domain = registrable_domain(origin)
+    def set_crawl_delay(
+        self, origin: str, delay_s: float | None, *, domain: str | None = None
+    ) -> None:
+        """Crawl-delay of one origin; the domain waits for the largest of its origins'.
+
+        `domain` is the origin's registrable domain when the caller knows it already.
+        """
+        domain = domain or registrable_domain(origin)
         delays = self._domain(domain).crawl_delays
         if delay_s is None:
             delays.pop(origin, None)
@@ -91,9 +96,12 @@ class DomainGovernor:
             self.budgets.record_crawl_delay(domain, max(delays.values(), default=None), self.now())
 
     @asynccontextmanager
-    async def permit(self, url: str) -> AsyncIterator[None]:
-        """Hold a request slot for `url`; raises Postponed when the domain may not be asked."""
-        domain = registrable_domain(url)
+    async def permit(self, url: str, *, domain: str | None = None) -> AsyncIterator[None]:
+        """Hold a request slot for `url`; raises Postponed when the domain may not be asked.
+
+        `domain` is `url`'s registrable domain when the caller knows it already.
+        """
+        domain = domain or registrable_domain(url)
         state = self._domain(domain)
         async with state.semaphore:
             if self.budgets is not None:
@@ -109,10 +117,13 @@ class DomainGovernor:
                 state.last_start = time.monotonic()
             yield
 
-    async def retry_after(self, url: str, header: str | None) -> datetime | None:
+    async def retry_after(
+        self, url: str, header: str | None, *, domain: str | None = None
+    ) -> datetime | None:
         """Block the domain as a 429/503's Retry-After asks (capped); returns the instant."""
         now = self.now()
         until = retry_after_until(header, now, max_s=self.config.retry_after_max_s)
         if until is not None and self.budgets is not None:
-            await asyncio.to_thread(self.budgets.block, registrable_domain(url), until, now)
+            blocked = domain or registrable_domain(url)
+            await asyncio.to_thread(self.budgets.block, blocked, until, now)
         return until

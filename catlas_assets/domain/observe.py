@@ -1,10 +1,10 @@
 """One sensor run's decision, pure: from a fetch and the sensor's state to rows and updates.
 
 `observe` picks the spec's outcome (not_modified, unchanged, ok, changed, failed,
-redirected, skipped), builds the lake rows, names the objects to archive by their content hash,
-and computes the sensor's new state: counters, validators, hashes, status and next run.
-The service around it does the I/O; nothing here touches the network, a database or
-the wall clock.
+redirected, skipped), names the objects to archive by their content hash, and computes the
+sensor's new state: counters, validators, hashes, status and next run. The rows it decides
+on are laid out by `lake_rows`. The service around it does the I/O; nothing here touches
+the network, a database or the wall clock.
 """
 
 from __future__ import annotations
@@ -14,17 +14,19 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from catlas_assets.domain import scheduling
+from catlas_assets.domain import lake_rows, scheduling
 from catlas_assets.domain.connectors import registry as connectors
 from catlas_assets.domain.connectors.base import unbundle
-from catlas_assets.domain.delta import StructuredDelta, empty_delta, has_typed_change
-from catlas_assets.domain.delta import summary as delta_summary
-from catlas_assets.domain.diff import Comparison, History, compare, remember
-from catlas_assets.domain.extract.models import EXTRACTOR_VERSION, Extraction, SchemaError
+from catlas_assets.domain.content_address import archive_key
+from catlas_assets.domain.extract.extraction import Extraction, SchemaError
 from catlas_assets.domain.fingerprint import simhash64
-from catlas_assets.domain.models import Fetched, InboxEntry, ReviewItem, SensorState
+from catlas_assets.domain.lake_rows import ObjectKeys, validators
 from catlas_assets.domain.normalize import Block, Normalized, normalize, sha256_hex
+from catlas_assets.domain.pipeline_data import Fetched, InboxEntry, ReviewItem, SensorState
 from catlas_assets.domain.reconcile import reconcile
+from catlas_assets.domain.significance import Comparison, History, compare, remember
+from catlas_assets.domain.structured_delta import StructuredDelta, empty_delta, has_typed_change
+from catlas_assets.domain.structured_delta import summary as delta_summary
 from catlas_assets.domain.taxonomy import FAILURE_POLICY, change_kind, tier_for_interval
 from catlas_assets.domain.urls import registrable_domain
 from catlas_assets.domain.vocabulary import (
@@ -37,7 +39,6 @@ from catlas_assets.domain.vocabulary import (
     SensorStatus,
 )
 from catlas_assets.errors import CatlasError
-from catlas_assets.ids import derived_id
 
 MAX_DELTA_ITEMS = 20
 
@@ -74,12 +75,6 @@ class Observed:
         self.rows.setdefault(table, []).append(row)
 
 
-def archive_key(data: bytes) -> str:
-    """The object archive's content address (kept equal to ObjectArchive.key_for)."""
-    digest = sha256_hex(data)
-    return f"objects/{digest[:2]}/{digest[2:4]}/{digest}.zst"
-
-
 def observe(
     sensor: SensorState,
     fetched: Fetched,
@@ -92,27 +87,11 @@ def observe(
     policy: Policy,
     rng: random.Random,
 ) -> Observed:
-    base_row = {
-        "observation_id": observation_id,
-        "run_id": run_id,
-        "sensor_id": sensor.id,
-        "company_id": sensor.company_id,
-        "surface": sensor.surface,
-        "url": sensor.url,
-        "final_url": fetched.final_url,
-        "fetched_at": now,
-        "http_status": fetched.status,
-        "elapsed_ms": fetched.elapsed_ms,
-        "bytes": len(fetched.body),
-        "connector": sensor.connector,
-        "requests": fetched.requests,
-        "extractor_version": EXTRACTOR_VERSION,
-        "not_modified": False,
-        "changed": False,
-        "noise": False,
-    }
     if fetched.skipped_reason:
         return _skipped(sensor, fetched, now)
+    base_row = lake_rows.observation_row(
+        sensor, fetched, observation_id=observation_id, run_id=run_id, now=now
+    )
     if fetched.failure_class is None and _left_domain(sensor, fetched):
         return _redirected(sensor, fetched, base_row, now=now, policy=policy, rng=rng)
     if fetched.failure_class is not None:
@@ -131,20 +110,21 @@ def observe(
         )
         result.sensor_update = _unchanged_update(sensor, fetched, now, policy, rng)
         return result
+    try:
+        normalized, extraction = extract(sensor, fetched, now)
+    except (SchemaError, CatlasError) as exc:
+        failed = replace(fetched, failure_class=FailureClass.SCHEMA, failure_detail=str(exc))
+        return _failed(sensor, failed, base_row, now=now, policy=policy, rng=rng)
+    content = _Content.of(fetched, normalized, extraction, base_row)
     return _content(
-        sensor,
-        fetched,
-        previous_blocks,
-        previous_extraction,
-        base_row,
-        now=now,
-        policy=policy,
-        rng=rng,
+        sensor, content, previous_blocks, previous_extraction, now=now, policy=policy, rng=rng
     )
 
 
 def _left_domain(sensor: SensorState, fetched: Fetched) -> bool:
-    return registrable_domain(fetched.final_url) != registrable_domain(sensor.url)
+    # Both domains were computed once where they were known: the claim and the fetcher.
+    final = fetched.final_domain or registrable_domain(fetched.final_url)
+    return final != (sensor.domain or registrable_domain(sensor.url))
 
 
 def _schedule(
@@ -190,16 +170,8 @@ def _unchanged_update(
     update.update(_success_state(sensor, fetched, now))
     update["consecutive_unchanged"] = sensor.consecutive_unchanged + 1
     if not fetched.not_modified:
-        update.update(_validators(fetched))
+        update.update(validators(fetched))
     return update
-
-
-def _validators(fetched: Fetched) -> dict[str, Any]:
-    # Refreshed on every 200: a validator the server dropped must not be sent again.
-    return {
-        "etag": fetched.headers.get("etag"),
-        "last_modified": fetched.headers.get("last-modified"),
-    }
 
 
 def extract(sensor: SensorState, fetched: Fetched, now: datetime) -> tuple[Normalized, Extraction]:
@@ -220,49 +192,68 @@ def extract(sensor: SensorState, fetched: Fetched, now: datetime) -> tuple[Norma
     return normalized, extraction.canonical()
 
 
-def _content(
+@dataclass(frozen=True)
+class _Content:
+    """A 200 that was extracted: what it is made of and its observation row."""
+
+    fetched: Fetched
+    normalized: Normalized
+    extraction: Extraction
+    keys: ObjectKeys
+    hashes: dict[str, Any]  # normalized, structured and simhash, as the sensor keeps them
+    row: dict[str, Any]  # its observation (without outcome)
+
+    @classmethod
+    def of(
+        cls,
+        fetched: Fetched,
+        normalized: Normalized,
+        extraction: Extraction,
+        base_row: dict[str, Any],
+    ) -> _Content:
+        keys = ObjectKeys(
+            raw=archive_key(fetched.body),
+            text=archive_key(normalized.text.encode()),
+            blocks=archive_key(normalized.blocks_json()),
+        )
+        hashes = {
+            "normalized_hash": normalized.normalized_hash,
+            "structured_hash": extraction.content_hash(),
+            "simhash": simhash64(normalized.text),
+        }
+        row = lake_rows.content_observation(
+            base_row,
+            fetched,
+            content_hash=sha256_hex(fetched.body),
+            hashes=hashes,
+            raw_key=keys.raw,
+        )
+        return cls(fetched, normalized, extraction, keys, hashes, row)
+
+
+@dataclass
+class _Assessment:
+    """What changed since the last snapshot, and how much it weighs."""
+
+    first: bool
+    current: Extraction  # the entity set to remember (held-back entities included)
+    events: list[dict[str, Any]]
+    delta: StructuredDelta
+    history: History
+    comparison: Comparison | None = None
+    kind: ChangeKind | None = None
+
+
+def _assess(
     sensor: SensorState,
-    fetched: Fetched,
+    content: _Content,
     previous_blocks: list[Block] | None,
     previous_extraction: Extraction | None,
-    base_row: dict[str, Any],
-    *,
-    now: datetime,
     policy: Policy,
-    rng: random.Random,
-) -> Observed:
-    try:
-        normalized, extraction = extract(sensor, fetched, now)
-    except (SchemaError, CatlasError) as exc:
-        failed = replace(fetched, failure_class=FailureClass.SCHEMA, failure_detail=str(exc))
-        return _failed(sensor, failed, base_row, now=now, policy=policy, rng=rng)
-    structured_hash = extraction.content_hash()
-    raw_key, text_key, blocks_key = (
-        archive_key(fetched.body),
-        archive_key(normalized.text.encode()),
-        archive_key(normalized.blocks_json()),
-    )
-    row = {
-        **base_row,
-        **_validators(fetched),
-        "content_hash": sha256_hex(fetched.body),
-        "normalized_hash": normalized.normalized_hash,
-        "structured_hash": structured_hash,
-        "object_key": raw_key,
-    }
-    same = (
-        sensor.normalized_hash == normalized.normalized_hash
-        and sensor.structured_hash == structured_hash
-    )
-    if same:
-        result = Observed(Outcome.UNCHANGED)
-        result.add_row("observations", {**row, "outcome": Outcome.UNCHANGED})
-        result.sensor_update = _unchanged_update(sensor, fetched, now, policy, rng)
-        return result
-
+) -> _Assessment:
+    extraction = content.extraction
     first = sensor.snapshot_version == 0 or previous_blocks is None
     reconciliation = reconcile(None if first else previous_extraction, extraction)
-    current = reconciliation.current or extraction
     delta = empty_delta()
     delta["added"] = reconciliation.added
     delta["removed"] = reconciliation.removed
@@ -276,187 +267,188 @@ def _content(
         ),
         is_self_linked=extraction.page.get("self_linked"),
     )
-    comparison = None
-    kind = None
-    if not first:
-        comparison = compare(
-            previous_blocks or [],
-            normalized.blocks,
-            sensor.surface,
-            (sensor.normalized_hash or "", normalized.normalized_hash),
-            delta,
-            history,
-        )
-        kind = change_kind(
-            comparison.significance,
-            minor_threshold=policy.minor_threshold,
-            meaningful_threshold=policy.meaningful_threshold,
-            major_threshold=policy.major_threshold,
-            critical_threshold=policy.critical_threshold,
-        )
-        delta["blocks_added"] = [b.text for b in comparison.added[:MAX_DELTA_ITEMS]]
-        delta["blocks_removed"] = [b.text for b in comparison.removed[:MAX_DELTA_ITEMS]]
-        delta["reasons"] = list(comparison.reasons)
-    hashes = {
-        "normalized_hash": normalized.normalized_hash,
-        "structured_hash": structured_hash,
-        "simhash": simhash64(normalized.text),
-    }
-    memory = (
-        {"config": {**sensor.config, "recent_blocks": remember(history, comparison)}}
-        if comparison
-        else {}
+    assessment = _Assessment(
+        first, reconciliation.current or extraction, reconciliation.events, delta, history
     )
+    if first:
+        return assessment
+    comparison = compare(
+        previous_blocks or [],
+        content.normalized.blocks,
+        sensor.surface,
+        (sensor.normalized_hash or "", content.normalized.normalized_hash),
+        delta,
+        history,
+    )
+    assessment.comparison = comparison
+    assessment.kind = change_kind(
+        comparison.significance,
+        minor_threshold=policy.minor_threshold,
+        meaningful_threshold=policy.meaningful_threshold,
+        major_threshold=policy.major_threshold,
+        critical_threshold=policy.critical_threshold,
+    )
+    delta["blocks_added"] = [b.text for b in comparison.added[:MAX_DELTA_ITEMS]]
+    delta["blocks_removed"] = [b.text for b in comparison.removed[:MAX_DELTA_ITEMS]]
+    delta["reasons"] = list(comparison.reasons)
+    return assessment
+
+
+def _content(
+    sensor: SensorState,
+    content: _Content,
+    previous_blocks: list[Block] | None,
+    previous_extraction: Extraction | None,
+    *,
+    now: datetime,
+    policy: Policy,
+    rng: random.Random,
+) -> Observed:
+    fetched = content.fetched
     if (
-        kind is ChangeKind.NOISE
-        and not has_typed_change(delta)
-        and not delta["notes"]
+        sensor.normalized_hash == content.hashes["normalized_hash"]
+        and sensor.structured_hash == content.hashes["structured_hash"]
+    ):
+        result = Observed(Outcome.UNCHANGED)
+        result.add_row("observations", {**content.row, "outcome": Outcome.UNCHANGED})
+        result.sensor_update = _unchanged_update(sensor, fetched, now, policy, rng)
+        return result
+    assessment = _assess(sensor, content, previous_blocks, previous_extraction, policy)
+    memory: dict[str, Any] = {}
+    if assessment.comparison is not None:
+        recent = remember(assessment.history, assessment.comparison)
+        memory = {"config": {**sensor.config, "recent_blocks": recent}}
+    if (
+        assessment.kind is ChangeKind.NOISE
+        and not has_typed_change(assessment.delta)
+        and not assessment.delta["notes"]
         and not policy.keep_noise_snapshots
     ):
         # Pure noise: no snapshot, no change, but remember the hashes so it is not re-detected.
-        result = Observed(Outcome.UNCHANGED, noise=True, change_kind=kind)
-        result.add_row("observations", {**row, "outcome": Outcome.UNCHANGED, "noise": True})
-        result.objects[raw_key] = fetched.body
+        result = Observed(Outcome.UNCHANGED, noise=True, change_kind=assessment.kind)
+        result.add_row("observations", {**content.row, "outcome": Outcome.UNCHANGED, "noise": True})
+        result.objects[content.keys.raw] = fetched.body
         update = _unchanged_update(sensor, fetched, now, policy, rng)
-        update.update(hashes)
+        update.update(content.hashes)
         update.update(memory)
         result.sensor_update = update
         return result
-
-    outcome = Outcome.OK if first else Outcome.CHANGED
-    result = Observed(outcome, change_kind=kind)
-    extraction_bytes = current.to_json()
-    extraction_key = archive_key(extraction_bytes)
-    result.objects.update(
-        {
-            raw_key: fetched.body,
-            text_key: normalized.text.encode(),
-            blocks_key: normalized.blocks_json(),
-            extraction_key: extraction_bytes,
-        }
-    )
-    version = sensor.snapshot_version + 1
-    snapshot_id = derived_id("snp", base_row["observation_id"])
-    result.add_row(
-        "observations",
-        {
-            **row,
-            "outcome": outcome,
-            "changed": not first,
-            "text_key": text_key,
-            "blocks_key": blocks_key,
-        },
-    )
-    result.add_row(
-        "snapshots",
-        {
-            "snapshot_id": snapshot_id,
-            "run_id": base_row["run_id"],
-            "sensor_id": sensor.id,
-            "company_id": sensor.company_id,
-            "surface": sensor.surface,
-            "version": version,
-            "previous_snapshot_id": sensor.last_snapshot_id,
-            "observation_id": base_row["observation_id"],
-            "captured_at": now,
-            **hashes,
-            "object_key": raw_key,
-            "text_key": text_key,
-            "blocks_key": blocks_key,
-            "extraction_key": extraction_key,
-            "extracted": extraction.structured_payload(
-                policy.extracted_max_items, policy.extracted_max_bytes
-            ),
-            "extracted_summary": {**extraction.summary(), "blocks": len(normalized.blocks)},
-            "extractor_version": EXTRACTOR_VERSION,
-        },
-    )
-    for event in reconciliation.events:
-        result.add_row(
-            "entity_events",
-            {
-                "event_id": derived_id(
-                    "eev",
-                    f"{snapshot_id}:{event['entity_type']}:{event['entity_key']}:{event['event']}",
-                ),
-                "run_id": base_row["run_id"],
-                "company_id": sensor.company_id,
-                "sensor_id": sensor.id,
-                "entity_type": event["entity_type"],
-                "entity_key": event["entity_key"],
-                "event": event["event"],
-                "observed_at": now,
-                "snapshot_id": snapshot_id,
-                "attributes": event["attributes"],
-            },
-        )
-    if first:
-        event = scheduling.Event.HOLD
-    elif kind in MEANINGFUL_OR_ABOVE:
-        event = scheduling.Event.MEANINGFUL
-    elif kind is ChangeKind.MINOR:
-        event = scheduling.Event.MINOR
-    else:
-        event = scheduling.Event.UNCHANGED
-    update = _schedule(sensor, event, now, policy, rng)
+    extraction_bytes = assessment.current.to_json()
+    keys = replace(content.keys, extraction=archive_key(extraction_bytes))
+    result = _snapshot(sensor, content, assessment, keys, extraction_bytes, now=now, policy=policy)
+    update = _schedule(sensor, _snapshot_event(assessment), now, policy, rng)
     update.update(_success_state(sensor, fetched, now))
-    update["quality_score"] = scheduling.quality_score(sensor.quality_score, extraction.confidence)
-    update.update(_validators(fetched))
-    update.update(hashes)
+    update["quality_score"] = scheduling.quality_score(
+        sensor.quality_score, content.extraction.confidence
+    )
+    update.update(validators(fetched))
+    update.update(content.hashes)
     update.update(memory)
     update.update(
         {
-            "snapshot_version": version,
-            "last_snapshot_id": snapshot_id,
-            "last_blocks_key": blocks_key,
-            "last_text_key": text_key,
-            "last_extraction_key": extraction_key,
+            "snapshot_version": sensor.snapshot_version + 1,
+            "last_snapshot_id": lake_rows.snapshot_id_for(content.row["observation_id"]),
+            "last_blocks_key": keys.blocks,
+            "last_text_key": keys.text,
+            "last_extraction_key": keys.extraction,
             "consecutive_unchanged": 0,
         }
     )
-    if comparison is not None and kind is not None:
+    if assessment.comparison is not None and assessment.kind is not None:
         update["last_change_at"] = now
-        result.summary = delta_summary(delta)
-        _add_change(result, sensor, comparison, kind, delta, snapshot_id, base_row, now)
     result.sensor_update = update
+    return result
+
+
+def _snapshot_event(assessment: _Assessment) -> scheduling.Event:
+    if assessment.first:
+        return scheduling.Event.HOLD
+    if assessment.kind in MEANINGFUL_OR_ABOVE:
+        return scheduling.Event.MEANINGFUL
+    if assessment.kind is ChangeKind.MINOR:
+        return scheduling.Event.MINOR
+    return scheduling.Event.UNCHANGED
+
+
+def _snapshot(
+    sensor: SensorState,
+    content: _Content,
+    assessment: _Assessment,
+    keys: ObjectKeys,
+    extraction_bytes: bytes,
+    *,
+    now: datetime,
+    policy: Policy,
+) -> Observed:
+    """A new snapshot (`ok` for the first, else `changed`): its objects, rows and change.
+
+    The sensor's new state is the caller's (`_content`).
+    """
+    first = assessment.first
+    result = Observed(Outcome.OK if first else Outcome.CHANGED, change_kind=assessment.kind)
+    result.objects.update(
+        {
+            keys.raw: content.fetched.body,
+            keys.text: content.normalized.text.encode(),
+            keys.blocks: content.normalized.blocks_json(),
+            keys.extraction: extraction_bytes,
+        }
+    )
+    row = content.row
+    snapshot_id = lake_rows.snapshot_id_for(row["observation_id"])
+    result.add_row("observations", lake_rows.snapshot_observation(row, first=first, keys=keys))
+    result.add_row(
+        "snapshots",
+        lake_rows.snapshot_row(
+            sensor,
+            row,
+            version=sensor.snapshot_version + 1,
+            hashes=content.hashes,
+            keys=keys,
+            extraction=content.extraction,
+            blocks=len(content.normalized.blocks),
+            max_items=policy.extracted_max_items,
+            max_bytes=policy.extracted_max_bytes,
+        ),
+    )
+    for event_row in lake_rows.entity_event_rows(
+        sensor, assessment.events, snapshot_id=snapshot_id, run_id=row["run_id"], now=now
+    ):
+        result.add_row("entity_events", event_row)
+    if assessment.comparison is not None and assessment.kind is not None:
+        result.summary = delta_summary(assessment.delta)
+        _add_change(result, sensor, assessment, snapshot_id, row["run_id"], now)
     return result
 
 
 def _add_change(
     result: Observed,
     sensor: SensorState,
-    comparison: Comparison,
-    kind: ChangeKind,
-    delta: StructuredDelta,
+    assessment: _Assessment,
     snapshot_id: str,
-    base_row: dict[str, Any],
+    run_id: str,
     now: datetime,
 ) -> None:
-    change_id = derived_id("chg", snapshot_id)
+    comparison, kind, delta = assessment.comparison, assessment.kind, assessment.delta
+    assert comparison is not None and kind is not None
     status = ChangeStatus.PENDING if kind in MEANINGFUL_OR_ABOVE else ChangeStatus.ARCHIVED
     summary = delta_summary(delta)
-    result.add_row(
-        "changes",
-        {
-            "change_id": change_id,
-            "run_id": base_row["run_id"],
-            "sensor_id": sensor.id,
-            "company_id": sensor.company_id,
-            "surface": sensor.surface,
-            "snapshot_id": snapshot_id,
-            "previous_snapshot_id": sensor.last_snapshot_id,
-            "detected_at": now,
-            "significance": comparison.significance,
-            "kind": kind,
-            "status": status,
-            "summary": summary,
-            "structured_delta": delta,
-        },
+    row = lake_rows.change_row(
+        sensor,
+        snapshot_id=snapshot_id,
+        run_id=run_id,
+        now=now,
+        comparison=comparison,
+        kind=kind,
+        status=status,
+        summary=summary,
+        delta=delta,
     )
+    result.add_row("changes", row)
     if status is ChangeStatus.PENDING:
         result.inbox.append(
             InboxEntry(
-                change_id,
+                row["change_id"],
                 sensor.id,
                 sensor.company_id,
                 sensor.surface,
@@ -497,19 +489,7 @@ def _failed(
     result.add_row(
         "observations", {**base_row, "outcome": Outcome.FAILED, "failure_class": failure_class}
     )
-    result.add_row(
-        "failures",
-        {
-            "observation_id": base_row["observation_id"],
-            "run_id": base_row["run_id"],
-            "sensor_id": sensor.id,
-            "company_id": sensor.company_id,
-            "at": now,
-            "failure_class": failure_class,
-            "http_status": fetched.status,
-            "detail": fetched.failure_detail[:500],
-        },
-    )
+    result.add_row("failures", lake_rows.failure_row(base_row, fetched, failure_class))
     failures = sensor.consecutive_failures + 1
     status = _failure_status(sensor, failure_class, failures, policy)
     update = _schedule(sensor, scheduling.Event.FAILURE, now, policy, rng, failure_class)

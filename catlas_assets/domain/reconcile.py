@@ -20,8 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from catlas_assets.domain.delta import DeltaItem, DeltaUpdate, StatusDelta, display_name
-from catlas_assets.domain.extract.models import Extraction
+from catlas_assets.domain.extract.extraction import Extraction
+from catlas_assets.domain.structured_delta import DeltaItem, DeltaUpdate, StatusDelta, display_name
 
 GUARD_MIN_ENTITIES = 10
 GUARD_MAX_DROP = 0.70

@@ -10,40 +10,11 @@ reason it was or was not chosen, for the `discovery` lake table.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
-from catlas_assets.domain.taxonomy import (
-    DEPTH_DECAY,
-    METHOD_WEIGHT,
-    MIN_SELECTION_SCORE,
-    SURFACE_IMPORTANCE,
-    VERIFIED_FACTOR,
-)
-from catlas_assets.domain.vocabulary import DiscoveryMethod, Surface
-
-
-@dataclass(frozen=True)
-class Candidate:
-    url: str
-    surface: Surface
-    method: DiscoveryMethod
-    confidence: float
-    verified: bool
-    depth: int
-    connector: str = "generic_html"
-    rejected: str = ""  # why it can never be chosen (robots, soft-404 ...); "" if eligible
-    selected: bool = False
-    reason: str = ""
-
-    @property
-    def score(self) -> float:
-        return round(
-            self.confidence
-            * METHOD_WEIGHT[self.method]
-            * VERIFIED_FACTOR[self.verified]
-            * DEPTH_DECAY ** max(0, self.depth - 1),
-            4,
-        )
+from catlas_assets.domain.candidates import Candidate
+from catlas_assets.domain.taxonomy import MIN_SELECTION_SCORE, SURFACE_IMPORTANCE
+from catlas_assets.domain.vocabulary import Surface
 
 
 def _key(candidate: Candidate) -> tuple[float, int, str]:

@@ -1,4 +1,4 @@
-"""Sitemaps as discovery reads them (pure, safe parsing).
+"""The one sitemap parser (pure, safe parsing): discovery and the sitemap connector use it.
 
 XML goes through defusedxml with DTDs, entities and external references refused, so a
 hostile sitemap cannot expand entities or make us read files. Gzip sitemaps are inflated
@@ -18,6 +18,7 @@ from defusedxml import DefusedXmlException
 
 GZIP_MAGIC = b"\x1f\x8b"
 MAX_INFLATED_BYTES = 50_000_000  # the sitemaps.org limit for one uncompressed file
+MAX_SITEMAP_URLS = 50_000  # the sitemaps.org limit of URLs in one file
 
 
 class SitemapError(ValueError):

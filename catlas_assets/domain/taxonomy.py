@@ -144,6 +144,10 @@ VERIFIED_FACTOR: dict[bool, float] = {True: 1.0, False: 0.75}
 DEPTH_DECAY = 0.9
 # Below this score a candidate is logged but never becomes a sensor.
 MIN_SELECTION_SCORE = 0.3
+# A surface counts as found (no probe is spent on it) once a candidate was verified or
+# scores this much: a nav link (0.9 × 0.9 × 0.75 ≈ 0.6) does, a bare anchor-text guess
+# does not. Like the threshold above it is calibrated against the weights, not tuned.
+FOUND_SCORE = 0.45
 
 # Common paths probed for high-value surfaces still missing after the homepage, the
 # sitemap and ATS detection, most valuable first (at most 12 are ever requested).

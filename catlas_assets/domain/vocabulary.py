@@ -80,6 +80,11 @@ class Outcome(StrEnum):
     SKIPPED = "skipped"
 
 
+# The outcomes that are a successful observation (stored data): they count as `succeeded`
+# in a verdict and make a run productive.
+SUCCESSES = (Outcome.OK, Outcome.CHANGED, Outcome.UNCHANGED, Outcome.NOT_MODIFIED)
+
+
 class ChangeKind(StrEnum):
     NOISE = "noise"
     MINOR = "minor"

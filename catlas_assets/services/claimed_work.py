@@ -15,9 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from catlas_assets.domain.pipeline_data import SensorState
 from catlas_assets.domain.run_guard import RunGuard
-from catlas_assets.domain.urls import registrable_domain
-from catlas_assets.services.pipeline import SensorRun, run_sensor
+from catlas_assets.services.pipeline import SensorRunResult, run_sensor
 from catlas_assets.services.run_control import RunControl
 from catlas_assets.services.runtime import Runtime
 
@@ -26,121 +26,137 @@ POLL_S = 0.05
 
 @dataclass
 class ClaimedResult:
-    runs: list[SensorRun] = field(default_factory=list)
+    runs: list[SensorRunResult] = field(default_factory=list)
     released: list[int] = field(default_factory=list)  # claimed but not reached
 
 
 async def run_claimed(
     runtime: Runtime,
-    rows: list[dict[str, Any]],
+    claimed: list[SensorState],
     run_id: str,
     guard: RunGuard,
     control: RunControl,
-    on_sensor_done: Callable[[SensorRun], None] | None = None,
+    on_sensor_done: Callable[[SensorRunResult], None] | None = None,
 ) -> ClaimedResult:
-    result = ClaimedResult()
-    queue: deque[dict[str, Any]] = deque(rows)
-    changed = asyncio.Condition()
-    in_flight: dict[asyncio.Task[Any], dict[str, Any]] = {}
-
-    async def release(ids: list[int]) -> None:
-        if ids:
-            result.released.extend(ids)
-            await asyncio.to_thread(runtime.store.release_claims, ids, runtime.worker)
-
-    async def drain(domain: str | None = None) -> None:
-        """Release what waits in the queue (all of it, or one domain's share)."""
-        keep, drop = [], []
-        while queue:
-            row = queue.popleft()
-            (drop if domain is None or _domain(row) == domain else keep).append(row)
-        queue.extend(keep)
-        await release([r["id"] for r in drop])
-
-    async def next_row() -> dict[str, Any] | None:
-        async with changed:
-            while True:
-                reason = control.interruption()
-                if reason is not None:
-                    guard.interrupt(reason)  # seen before the watcher's next poll
-                if guard.stopped or not queue:
-                    return None
-                row = queue[0]
-                domain = _domain(row)
-                if domain in guard.stopped_domains:
-                    queue.popleft()
-                    await release([row["id"]])
-                    continue
-                if guard.may_start(domain):
-                    return queue.popleft()
-                if guard.stopped:
-                    return None
-                await changed.wait()  # the budget waits on in-flight work's request count
-
-    async def worker(fetcher: Any) -> None:
-        while (row := await next_row()) is not None:
-            task = asyncio.current_task()
-            assert task is not None
-            in_flight[task] = row
-            try:
-                run = await run_sensor(runtime, fetcher, row, run_id)
-            except asyncio.CancelledError:
-                guard.in_flight = max(0, guard.in_flight - 1)
-                raise
-            finally:
-                in_flight.pop(task, None)
-            control.spend(run.requests)
-            result.runs.append(run)
-            domain = _domain(row)
-            stopped = guard.finished(
-                domain,
-                outcome=run.outcome,
-                failure_class=run.failure_class,
-                requests=run.requests,
-            )
-            if stopped is not None:
-                await drain(domain)
-            if guard.stopped:
-                await drain()
-            async with changed:
-                changed.notify_all()
-            if on_sensor_done is not None:
-                on_sensor_done(run)
-
-    async def watch(workers: list[asyncio.Task[Any]]) -> None:
-        """Turn a signal or the deadline into a stop; cancel in-flight work when told to."""
-        while any(not w.done() for w in workers):
-            reason = control.interruption()
-            if reason is not None and not guard.stopped:
-                guard.interrupt(reason)
-                await drain()
-                async with changed:
-                    changed.notify_all()
-            if reason is not None and control.must_cancel():
-                for task in list(in_flight):
-                    task.cancel()
-                for w in workers:
-                    w.cancel()
-                return
-            await asyncio.sleep(POLL_S)
-
+    batch = _Batch(runtime, claimed, run_id, guard, control, on_sensor_done)
     async with runtime.fetcher() as fetcher:
-        count = max(1, min(runtime.settings.fetch_concurrency, len(rows)))
-        workers = [asyncio.create_task(worker(fetcher)) for _ in range(count)]
-        watcher = asyncio.create_task(watch(workers))
+        count = max(1, min(runtime.settings.fetch_concurrency, len(claimed)))
+        workers = [asyncio.create_task(batch.worker(fetcher)) for _ in range(count)]
+        watcher = asyncio.create_task(batch.watch(workers))
         outcomes = await asyncio.gather(*workers, return_exceptions=True)
         watcher.cancel()
         await asyncio.gather(watcher, return_exceptions=True)
-    abandoned = [row["id"] for row in in_flight.values()]
+    result = batch.result
+    abandoned = [sensor.id for sensor in batch.in_flight.values()]
     abandoned += [
-        r["id"] for r in rows if r["id"] not in {x.sensor_id for x in result.runs}
+        s.id for s in claimed if s.id not in {x.sensor_id for x in result.runs}
     ]  # cancelled mid-run or never taken
-    await release(sorted(set(abandoned) - set(result.released)))
+    await batch.release(sorted(set(abandoned) - set(result.released)))
     for outcome in outcomes:
         if isinstance(outcome, BaseException) and not isinstance(outcome, asyncio.CancelledError):
             raise outcome
     return result
 
 
-def _domain(row: dict[str, Any]) -> str:
-    return registrable_domain(row["url"])
+class _Batch:
+    """The claimed sensors of one run, the workers that take them and what they did."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        claimed: list[SensorState],
+        run_id: str,
+        guard: RunGuard,
+        control: RunControl,
+        on_sensor_done: Callable[[SensorRunResult], None] | None,
+    ) -> None:
+        self.runtime = runtime
+        self.run_id = run_id
+        self.guard = guard
+        self.control = control
+        self.on_sensor_done = on_sensor_done
+        self.result = ClaimedResult()
+        self.queue: deque[SensorState] = deque(claimed)
+        self.changed = asyncio.Condition()
+        self.in_flight: dict[asyncio.Task[Any], SensorState] = {}
+
+    async def release(self, ids: list[int]) -> None:
+        if ids:
+            self.result.released.extend(ids)
+            await asyncio.to_thread(self.runtime.store.release_claims, ids, self.runtime.worker)
+
+    async def drain(self, domain: str | None = None) -> None:
+        """Release what waits in the queue (all of it, or one domain's share)."""
+        keep, drop = [], []
+        while self.queue:
+            sensor = self.queue.popleft()
+            (drop if domain is None or sensor.domain == domain else keep).append(sensor)
+        self.queue.extend(keep)
+        await self.release([s.id for s in drop])
+
+    async def next_sensor(self) -> SensorState | None:
+        guard = self.guard
+        async with self.changed:
+            while True:
+                reason = self.control.interruption()
+                if reason is not None:
+                    guard.interrupt(reason)  # seen before the watcher's next poll
+                if guard.stopped or not self.queue:
+                    return None
+                sensor = self.queue[0]
+                if sensor.domain in guard.stopped_domains:
+                    self.queue.popleft()
+                    await self.release([sensor.id])
+                    continue
+                if guard.may_start(sensor.domain):
+                    return self.queue.popleft()
+                if guard.stopped:
+                    return None
+                await self.changed.wait()  # the budget waits on in-flight work's request count
+
+    async def worker(self, fetcher: Any) -> None:
+        guard = self.guard
+        while (sensor := await self.next_sensor()) is not None:
+            task = asyncio.current_task()
+            assert task is not None
+            self.in_flight[task] = sensor
+            try:
+                run = await run_sensor(self.runtime, fetcher, sensor, self.run_id)
+            except asyncio.CancelledError:
+                guard.in_flight = max(0, guard.in_flight - 1)
+                raise
+            finally:
+                self.in_flight.pop(task, None)
+            self.control.spend(run.requests)
+            self.result.runs.append(run)
+            stopped = guard.finished(
+                sensor.domain,
+                outcome=run.outcome,
+                failure_class=run.failure_class,
+                requests=run.requests,
+            )
+            if stopped is not None:
+                await self.drain(sensor.domain)
+            if guard.stopped:
+                await self.drain()
+            async with self.changed:
+                self.changed.notify_all()
+            if self.on_sensor_done is not None:
+                self.on_sensor_done(run)
+
+    async def watch(self, workers: list[asyncio.Task[Any]]) -> None:
+        """Turn a signal or the deadline into a stop; cancel in-flight work when told to."""
+        while any(not w.done() for w in workers):
+            reason = self.control.interruption()
+            if reason is not None and not self.guard.stopped:
+                self.guard.interrupt(reason)
+                await self.drain()
+                async with self.changed:
+                    self.changed.notify_all()
+            if reason is not None and self.control.must_cancel():
+                for task in list(self.in_flight):
+                    task.cancel()
+                for w in workers:
+                    w.cancel()
+                return
+            await asyncio.sleep(POLL_S)

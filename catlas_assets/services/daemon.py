@@ -23,8 +23,6 @@ from catlas_assets.services.runtime import Runtime
 from catlas_assets.services.tick import run_tick
 from resources.state.scheduler_lock import scheduler_lock
 
-ONBOARDING_EVERY_TICKS = 4
-
 
 @dataclass
 class DaemonResult:
@@ -85,7 +83,7 @@ def _live(
             if on_tick is not None:
                 on_tick(tick)
             _beat(runtime, recorder.run_id, tick.run_id)
-            if onboarding and len(result.ticks) % ONBOARDING_EVERY_TICKS == 0:
+            if onboarding and len(result.ticks) % runtime.settings.onboarding_every_ticks == 0:
                 result.tasks.append(periodic.run_task(runtime, "onboarding"))
             if control.wait(runtime.settings.scheduler_tick_s):
                 break

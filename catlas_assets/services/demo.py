@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from catlas_assets.domain.verdict import Tally
-from catlas_assets.domain.vocabulary import RunKind, Stop
+from catlas_assets.domain.vocabulary import SUCCESSES, RunKind, Stop
 from catlas_assets.services import compaction, demo_seed, onboarding, sql
 from catlas_assets.services.run_control import RunControl
 from catlas_assets.services.runs import RunRecorder, RunReport, unstarted_report
 from catlas_assets.services.runtime import Runtime
-from catlas_assets.services.tick import SUCCESSES, run_tick
+from catlas_assets.services.tick import run_tick
 from catlas_assets.settings import Settings
 from fixture_web import DEFAULT_NOW, FixtureWeb, default_root
 from resources.clock import VirtualClock
@@ -93,61 +93,87 @@ def run_demo(
             # runs happen now so that every planted change has a baseline before it.
             onboarding.onboard_pending(runtime, fetch_now=True, control=control)
             recorder = RunRecorder(runtime, RunKind.DAEMON)
-            totals: Counter[str] = Counter()
-            ticks = 0
-            productive = False
-            stop, why = Stop.QUEUE_EMPTY, ""
-            while True:
-                if (budget := control.budget_stop()) is not None:
-                    stop, why = budget
-                    break
-                if (reason := control.interruption()) is not None:
-                    stop, why = Stop.INTERRUPTED, reason
-                    break
-                tick = run_tick(runtime, control=control)
-                if tick.report.run_id == "-":
-                    continue  # stopped before it started: the checks above say why
-                ticks += 1
-                totals.update(tick.report.counters)
-                productive = productive or any(r.outcome in SUCCESSES for r in tick.runs)
-                now = clock.now()
-                if on_progress is not None:
-                    on_progress(now, end)
-                if now >= end:
-                    break
-                due = runtime.store.next_due_at() or end
-                target = min(end, max(now + MIN_STEP, due))
-                clock.set(target)
-                web.set_now(target)
+            lived = _live(runtime, clock, web, end=end, control=control, on_progress=on_progress)
             compaction.compact_all(runtime)
+            totals = lived.totals
             failed = totals["failed"] + totals["redirected"]
             hours = (clock.now() - start).total_seconds() / 3600
-            lived = f"{days}" if hours >= days * 24 else f"{hours:.1f} h of {days}"
+            span = f"{days}" if hours >= days * 24 else f"{hours:.1f} h of {days}"
             report = recorder.finish(
-                stop=stop,
+                stop=lived.stop,
                 tally=Tally(
                     succeeded=sum(totals[o.value] for o in SUCCESSES),
                     failures=failed,
                     coverage_gaps=failed + totals["skipped"],
-                    productive=productive,
+                    productive=lived.productive,
                 ),
                 counters=dict(totals),
-                detail=(f"{why}; " if why else "")
-                + f"lived {lived} simulated days in {ticks} ticks",
+                detail=(f"{lived.why}; " if lived.why else "")
+                + f"lived {span} simulated days in {lived.ticks} ticks",
             )
             (state_dir / DEMO_MARKER).write_text(
                 f'{{"run_id": "{report.run_id}", "days": {days}}}\n'
             )
-            names = {c["id"]: c["name"] for c in runtime.store.list_companies()}
-            result = sql.query(
-                runtime,
-                "SELECT company_id, surface, kind, summary, detected_at FROM changes "
-                "ORDER BY detected_at, company_id, surface",
-            )
-            changes = [
-                {**dict(zip(result.columns, row, strict=True)), "company": names.get(row[0], "?")}
-                for row in result.rows
-            ]
-            return DemoResult(reset, report, ticks, changes, dict(totals))
+            return DemoResult(reset, report, lived.ticks, _changes(runtime), dict(totals))
         finally:
             runtime.close()
+
+
+@dataclass
+class _Lived:
+    """What the simulated weeks did, summed over their ticks."""
+
+    totals: Counter[str] = field(default_factory=Counter)
+    ticks: int = 0
+    productive: bool = False
+    stop: Stop = Stop.QUEUE_EMPTY
+    why: str = ""
+
+
+def _live(
+    runtime: Runtime,
+    clock: VirtualClock,
+    web: FixtureWeb,
+    *,
+    end: datetime,
+    control: RunControl,
+    on_progress: Callable[[datetime, datetime], None] | None,
+) -> _Lived:
+    """Tick, then move the clock (and the fixture web) to the next due sensor, until `end`."""
+    lived = _Lived()
+    while True:
+        if (budget := control.budget_stop()) is not None:
+            lived.stop, lived.why = budget
+            return lived
+        if (reason := control.interruption()) is not None:
+            lived.stop, lived.why = Stop.INTERRUPTED, reason
+            return lived
+        tick = run_tick(runtime, control=control)
+        if tick.report.run_id == "-":
+            continue  # stopped before it started: the checks above say why
+        lived.ticks += 1
+        lived.totals.update(tick.report.counters)
+        lived.productive = lived.productive or any(r.outcome in SUCCESSES for r in tick.runs)
+        now = clock.now()
+        if on_progress is not None:
+            on_progress(now, end)
+        if now >= end:
+            return lived
+        due = runtime.store.next_due_at() or end
+        target = min(end, max(now + MIN_STEP, due))
+        clock.set(target)
+        web.set_now(target)
+
+
+def _changes(runtime: Runtime) -> list[dict[str, Any]]:
+    """The changes the demo detected, oldest first, with their company's name."""
+    names = {c["id"]: c["name"] for c in runtime.store.list_companies()}
+    result = sql.query(
+        runtime,
+        "SELECT company_id, surface, kind, summary, detected_at FROM changes "
+        "ORDER BY detected_at, company_id, surface",
+    )
+    return [
+        {**dict(zip(result.columns, row, strict=True)), "company": names.get(row[0], "?")}
+        for row in result.rows
+    ]

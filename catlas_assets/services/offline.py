@@ -6,14 +6,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from catlas_assets.domain.delta import empty_delta
-from catlas_assets.domain.delta import summary as delta_summary
-from catlas_assets.domain.diff import compare
-from catlas_assets.domain.extract.models import Extraction
-from catlas_assets.domain.models import Fetched, SensorState
+from catlas_assets.domain.extract.extraction import Extraction
 from catlas_assets.domain.normalize import Normalized
 from catlas_assets.domain.observe import extract
+from catlas_assets.domain.pipeline_data import Fetched, SensorState
 from catlas_assets.domain.reconcile import reconcile
+from catlas_assets.domain.significance import compare
+from catlas_assets.domain.structured_delta import empty_delta
+from catlas_assets.domain.structured_delta import summary as delta_summary
 from catlas_assets.domain.taxonomy import change_kind
 from catlas_assets.domain.vocabulary import SensorStatus
 from catlas_assets.errors import CatlasError

@@ -15,8 +15,14 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from catlas_assets.domain.batch_bound import BatchBound
+from catlas_assets.domain.candidates import Candidate
+from catlas_assets.domain.onboarding_rules import (
+    DomainPlan,
+    SensorPlan,
+    after_failed_attempt,
+    after_interruption,
+)
 from catlas_assets.domain.seeding import seed_sensor
-from catlas_assets.domain.selection import Candidate
 from catlas_assets.domain.verdict import Tally
 from catlas_assets.domain.vocabulary import (
     DomainKind,
@@ -28,19 +34,12 @@ from catlas_assets.domain.vocabulary import (
 from catlas_assets.ids import new_id
 from catlas_assets.services import lake_sync
 from catlas_assets.services.catalog import resolve_company
-from catlas_assets.services.discovery import DiscoveryResult, DiscoveryStatus, discover_async
+from catlas_assets.services.discovery import DiscoveryResult, discover_async
 from catlas_assets.services.run_control import RunControl
 from catlas_assets.services.runs import RunRecorder, RunReport, unstarted_report
 from catlas_assets.services.runtime import Runtime
 from resources.state import onboarding_store as queue
 from resources.state.onboarding_release import release_discover_jobs
-from resources.state.onboarding_store import DomainPlan, SensorPlan
-
-# Spec: a failed discover job is retried after 30 min × attempts.
-RETRY_BACKOFF = timedelta(minutes=30)
-# A claim older than this is a dead worker's: the job is due again (well above the budget).
-LEASE_S = 900
-PARALLEL_COMPANIES = 4
 
 
 @dataclass
@@ -164,23 +163,26 @@ def _store(
     store = runtime.store
     company = store.company(job["company_id"])
     now = runtime.clock.now()
-    if result.status == DiscoveryStatus.FAILED:
-        job_status = queue.fail_discover_job(
+    if result.status == OnboardingStatus.FAILED:
+        attempt = after_failed_attempt(
+            attempts=job["attempts"],
+            max_attempts=job["max_attempts"],
+            now=now,
+            backoff=timedelta(seconds=runtime.settings.onboarding_retry_backoff_s),
+        )
+        recorded = queue.record_failed_attempt(
             store,
             job,
             worker=runtime.worker,
             error=result.error or "discovery failed",
             now=now,
-            backoff=RETRY_BACKOFF,
+            attempt=attempt,
         )
+        job_status = attempt.job_status.value if recorded else "lost"
         return CompanyOutcome(
             company["id"], company["name"], "failed", job_status, result, error=result.error
         )
-    status = (
-        OnboardingStatus.NO_WEBSITE
-        if result.status == DiscoveryStatus.NO_WEBSITE
-        else OnboardingStatus.ACTIVE
-    )
+    status = result.status  # active or no_website
     domain_plans, company_values = _domains(runtime, company, result)
     applied = queue.complete_discover_job(
         store,
@@ -247,7 +249,7 @@ def _run_jobs(
                     # batch.
                     result = DiscoveryResult(
                         website=company["website"],
-                        status=DiscoveryStatus.FAILED,
+                        status=OnboardingStatus.FAILED,
                         error=f"{type(exc).__name__}: {exc}",
                     )
             # Counted before the gate opens, so the next company sees what this one spent.
@@ -257,7 +259,7 @@ def _run_jobs(
             return job, result
 
     async def run_all() -> list[CompanyOutcome]:
-        gate = asyncio.Semaphore(PARALLEL_COMPANIES)
+        gate = asyncio.Semaphore(runtime.settings.onboarding_concurrency)
         outcomes = []
         # Tasks made in queue order wait on the gate in that order: the batch bound then
         # cuts the end of the queue, never a company picked at random.
@@ -285,7 +287,9 @@ def _finish(
     released: int = 0,
 ) -> RunReport:
     lake_sync.flush(runtime)
-    onboarded = [o for o in outcomes if o.status in (OnboardingStatus.ACTIVE, "no_website")]
+    onboarded = [
+        o for o in outcomes if o.status in (OnboardingStatus.ACTIVE, OnboardingStatus.NO_WEBSITE)
+    ]
     failed = [o for o in outcomes if o.status == "failed"]
     created = sum(len(o.created) for o in outcomes)
     counters = {
@@ -347,7 +351,7 @@ def onboard_pending(
         now=runtime.clock.now(),
         worker=runtime.worker,
         limit=limit or runtime.settings.onboarding_batch_size,
-        lease_s=LEASE_S,
+        lease_s=runtime.settings.onboarding_claim_timeout_s,
     )
     try:
         outcomes, not_reached = _run_jobs(
@@ -361,13 +365,16 @@ def onboard_pending(
         )
     except BaseException:
         for job in jobs:  # interrupted: the jobs go back to the queue as they were
-            queue.fail_discover_job(
+            now = runtime.clock.now()
+            queue.record_failed_attempt(
                 runtime.store,
-                {**job, "attempts": job["attempts"] - 1, "max_attempts": job["max_attempts"]},
+                job,
                 worker=runtime.worker,
                 error="interrupted",
-                now=runtime.clock.now(),
-                backoff=timedelta(0),
+                now=now,
+                attempt=after_interruption(
+                    attempts=job["attempts"], max_attempts=job["max_attempts"], now=now
+                ),
             )
         raise
     released = _release(runtime, not_reached, bound)
@@ -407,7 +414,7 @@ def onboard_company(
         company["id"],
         now=runtime.clock.now(),
         worker=runtime.worker,
-        lease_s=LEASE_S,
+        lease_s=runtime.settings.onboarding_claim_timeout_s,
     )
     recorder = RunRecorder(runtime, RunKind.DISCOVERY)
     bound = BatchBound(max_requests=control.budget_left())

@@ -11,10 +11,11 @@ from typing import Any
 
 from catlas_assets.domain import scheduling
 from catlas_assets.domain.connectors import registry
-from catlas_assets.domain.extract.models import Extraction
-from catlas_assets.domain.models import SensorState
+from catlas_assets.domain.extract.extraction import Extraction
 from catlas_assets.domain.normalize import Block
 from catlas_assets.domain.observe import Observed, observe
+from catlas_assets.domain.pipeline_data import LedgerCharge, SensorState
+from catlas_assets.domain.urls import registrable_domain
 from catlas_assets.domain.vocabulary import ChangeKind, FailureClass, Outcome, SensorStatus
 from catlas_assets.errors import CatlasError
 from catlas_assets.ids import new_id
@@ -25,7 +26,7 @@ from resources.state import connector_stats as connector_stats_table
 
 
 @dataclass(frozen=True)
-class SensorRun:
+class SensorRunResult:
     sensor_id: int
     company_id: int
     surface: str
@@ -40,6 +41,8 @@ class SensorRun:
 
 
 def sensor_state(row: dict[str, Any]) -> SensorState:
+    """A claimed sensor row as the run reads it; its registrable domain is computed here,
+    once, and carried to the run guard, the fetcher and the governor."""
     return SensorState(
         id=row["id"],
         company_id=row["company_id"],
@@ -67,6 +70,7 @@ def sensor_state(row: dict[str, Any]) -> SensorState:
             FailureClass(row["last_failure_class"]) if row.get("last_failure_class") else None
         ),
         config=dict(row["config"] or {}),
+        domain=registrable_domain(row["url"]),
     )
 
 
@@ -76,9 +80,8 @@ def wants_full_fetch(sensor: SensorState, now: datetime, full_refetch_interval_s
 
 
 async def run_sensor(
-    runtime: Runtime, fetcher: Fetcher, row: dict[str, Any], run_id: str, *, force: bool = False
-) -> SensorRun:
-    sensor = sensor_state(row)
+    runtime: Runtime, fetcher: Fetcher, sensor: SensorState, run_id: str, *, force: bool = False
+) -> SensorRunResult:
     # Drawn before the first await, so in claim order: the schedule's jitter does not depend
     # on which concurrent fetch finishes first (politeness waits reorder them).
     rng = random.Random(runtime.rng.getrandbits(64))
@@ -106,10 +109,9 @@ async def run_sensor(
         rng=rng,
     )
     stored = 0
-    for key, data in observed.objects.items():
-        put = await asyncio.to_thread(runtime.archive.put, data)
-        assert put.key == key, "archive addressing and pipeline addressing disagree"
-        stored += put.new_bytes
+    for data in observed.objects.values():
+        # Both name the object with domain.content_address.archive_key: the keys agree.
+        stored += (await asyncio.to_thread(runtime.archive.put, data)).new_bytes
     committed = await asyncio.to_thread(
         runtime.store.commit_sensor_run,
         sensor_id=sensor.id,
@@ -119,7 +121,13 @@ async def run_sensor(
         lake_rows=observed.rows,
         inbox=observed.inbox,
         review=observed.review,
-        ledger=(f"{now:%Y-%m-%d}", sensor.company_id, sensor.connector, fetched.requests, stored),
+        ledger=LedgerCharge(
+            day=f"{now:%Y-%m-%d}",
+            company_id=sensor.company_id,
+            connector=sensor.connector,
+            fetch_units=fetched.requests,
+            bytes_stored=stored,
+        ),
         now=now,
     )
     failure_class = fetched.failure_class or (
@@ -127,7 +135,7 @@ async def run_sensor(
     )
     if committed and not fetched.skipped_reason:
         await asyncio.to_thread(_record_connector, runtime, sensor, observed, failure_class, now)
-    return SensorRun(
+    return SensorRunResult(
         sensor_id=sensor.id,
         company_id=sensor.company_id,
         surface=sensor.surface,

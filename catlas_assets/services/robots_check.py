@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from catlas_assets.domain.robots import Decision
 from catlas_assets.domain.urls import check_url
 from catlas_assets.services.runtime import Runtime
-from resources.robots_cache import RobotsEntry
+from resources.robots_gate import RobotsEntry
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,8 @@ from resources.governor import DomainGovernor, GovernorConfig
 from resources.lake import Lake
 from resources.notifier import WebhookNotifier
 from resources.resolver import HostMap, Resolver
-from resources.robots_cache import RobotsCache
-from resources.state.politeness import DomainBudgets
+from resources.robots_gate import RobotsCache
+from resources.state.domain_budgets import DomainBudgets
 from resources.state.store import StateStore
 from resources.storage import Storage
 

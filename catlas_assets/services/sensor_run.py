@@ -5,18 +5,18 @@ from __future__ import annotations
 import asyncio
 
 from catlas_assets.domain.verdict import Tally
-from catlas_assets.domain.vocabulary import MEANINGFUL_OR_ABOVE, Outcome, RunKind, Stop
+from catlas_assets.domain.vocabulary import MEANINGFUL_OR_ABOVE, SUCCESSES, Outcome, RunKind, Stop
 from catlas_assets.services import lake_sync
-from catlas_assets.services.pipeline import SensorRun, run_sensor
+from catlas_assets.services.pipeline import SensorRunResult, run_sensor, sensor_state
 from catlas_assets.services.run_control import RunControl
 from catlas_assets.services.runs import RunRecorder, RunReport, unstarted_report
 from catlas_assets.services.runtime import Runtime
-from catlas_assets.services.tick import SUCCESSES, count
+from catlas_assets.services.tick import count
 
 
 def run_one_within(
     runtime: Runtime, sensor_id: int, *, force: bool, control: RunControl
-) -> tuple[SensorRun | None, RunReport]:
+) -> tuple[SensorRunResult | None, RunReport]:
     """`run_one` under `-n` and `--deadline`: "Not started", or interrupted at the deadline."""
     if control.stop_before_start() or control.budget_stop():
         return None, unstarted_report(RunKind.SENSOR, runtime.clock.now())
@@ -33,7 +33,7 @@ class _DeadlineReached(Exception):
 
 def run_one(
     runtime: Runtime, sensor_id: int, *, force: bool = False, timeout_s: float | None = None
-) -> tuple[SensorRun, RunReport]:
+) -> tuple[SensorRunResult, RunReport]:
     row = runtime.store.claim_sensor(
         sensor_id,
         now=runtime.clock.now(),
@@ -42,9 +42,11 @@ def run_one(
     )
     recorder = RunRecorder(runtime, RunKind.SENSOR)
 
-    async def go() -> SensorRun:
+    async def go() -> SensorRunResult:
         async with asyncio.timeout(timeout_s), runtime.fetcher() as fetcher:
-            return await run_sensor(runtime, fetcher, row, recorder.run_id, force=force)
+            return await run_sensor(
+                runtime, fetcher, sensor_state(row), recorder.run_id, force=force
+            )
 
     try:
         result = asyncio.run(go())

@@ -8,31 +8,28 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from catlas_assets.domain.urls import registrable_domain
 from catlas_assets.domain.verdict import Tally
-from catlas_assets.domain.vocabulary import MEANINGFUL_OR_ABOVE, Outcome, RunKind, Stop
+from catlas_assets.domain.vocabulary import MEANINGFUL_OR_ABOVE, SUCCESSES, Outcome, RunKind, Stop
 from catlas_assets.services import lake_sync
+from catlas_assets.services.blocked_recheck import recheck_blocked
 from catlas_assets.services.claimed_work import ClaimedResult, run_claimed
-from catlas_assets.services.pipeline import SensorRun
-from catlas_assets.services.robots_recheck import recheck_blocked
+from catlas_assets.services.pipeline import SensorRunResult, sensor_state
 from catlas_assets.services.run_control import RunControl
 from catlas_assets.services.runs import RunRecorder, RunReport, unstarted_report
 from catlas_assets.services.runtime import Runtime
 from resources.state.scheduler_lock import scheduler_lock
 
-SUCCESSES = (Outcome.OK, Outcome.CHANGED, Outcome.UNCHANGED, Outcome.NOT_MODIFIED)
-
 
 @dataclass
 class TickResult:
     report: RunReport
-    runs: list[SensorRun] = field(default_factory=list)
+    runs: list[SensorRunResult] = field(default_factory=list)
 
 
 def run_tick(
     runtime: Runtime,
     *,
-    on_sensor_done: Callable[[SensorRun], None] | None = None,
+    on_sensor_done: Callable[[SensorRunResult], None] | None = None,
     launch_handle: str | None = None,
     control: RunControl | None = None,
 ) -> TickResult:
@@ -49,7 +46,7 @@ def run_tick(
 def _tick(
     runtime: Runtime,
     control: RunControl,
-    on_sensor_done: Callable[[SensorRun], None] | None,
+    on_sensor_done: Callable[[SensorRunResult], None] | None,
     launch_handle: str | None,
 ) -> TickResult:
     started = time.monotonic()
@@ -64,10 +61,11 @@ def _tick(
         claim_timeout_s=settings.claim_timeout_s,
     )
     done = ClaimedResult()
+    sensors = [sensor_state(row) for row in claimed]  # each one's domain computed here, once
     if claimed:
         try:
             done = asyncio.run(
-                run_claimed(runtime, claimed, recorder.run_id, guard, control, on_sensor_done)
+                run_claimed(runtime, sensors, recorder.run_id, guard, control, on_sensor_done)
             )
         except Exception as exc:
             # The crawl raised: the claims go back, the run still gets its verdict (error).
@@ -95,7 +93,7 @@ def _tick(
         coverage_gaps=failed + counters["skipped"] + len(done.released),
         productive=any(r.outcome in SUCCESSES and r.committed for r in runs),
     )
-    guard.settle({registrable_domain(r["url"]) for r in claimed})
+    guard.settle({s.domain for s in sensors})
     stop = guard.stop or Stop.QUEUE_EMPTY
     detail = "; ".join(dict.fromkeys(d for d in (guard.detail, guard.domain_detail()) if d))
     report = recorder.finish(
@@ -115,7 +113,7 @@ def _tick(
     return TickResult(report, runs)
 
 
-def count(runs: list[SensorRun], *, claimed: int) -> dict[str, int]:
+def count(runs: list[SensorRunResult], *, claimed: int) -> dict[str, int]:
     outcomes = Counter(r.outcome.value for r in runs if r.committed)
     counters = {o.value: outcomes.get(o.value, 0) for o in Outcome}
     counters["claimed"] = claimed

@@ -6,6 +6,8 @@ and, on SQLite, a ``BEGIN IMMEDIATE`` transaction that holds the single write lo
 selects and stamps the batch, like the sensor claims in store.py. A finished discovery is
 stored in one transaction: sensors (inserted or updated, never deleted), domains, the
 company's status and stats, the job, and the `discovery` lake rows (through the outbox).
+What to store is decided in the domain (`domain/onboarding_rules.py`): this module writes
+what it is given.
 """
 
 from __future__ import annotations
@@ -18,31 +20,14 @@ from typing import Any
 from sqlalchemy import Connection, and_, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
-from catlas_assets.domain.vocabulary import DiscoveryMethod, OnboardingStatus, QueueJobStatus
+from catlas_assets.domain.onboarding_rules import DomainPlan, FailedAttempt, SensorPlan
+from catlas_assets.domain.vocabulary import OnboardingStatus, QueueJobStatus
 from catlas_assets.errors import CatlasError
 from resources.state.schema import companies, domains, lake_outbox, queue_jobs, sensors
 from resources.state.store import StateStore, _jsonable
 
 DISCOVER = "discover"
 Row = dict[str, Any]
-
-
-@dataclass(frozen=True)
-class SensorPlan:
-    """One selected surface, with its seed values, as discovery wants it stored."""
-
-    surface: str
-    url: str
-    connector: str
-    method: str
-    confidence: float
-    values: Mapping[str, Any]  # seed columns for a new sensor (tier, intervals, next run ...)
-
-
-@dataclass(frozen=True)
-class DomainPlan:
-    domain: str
-    kind: str
 
 
 def enqueue_discover(
@@ -181,24 +166,23 @@ def claim_company_job(
         return _stamp(conn, [row["id"]], now=now, worker=worker)[0]
 
 
-def fail_discover_job(
+def record_failed_attempt(
     store: StateStore,
     job: Row,
     *,
     worker: str,
     error: str,
     now: datetime,
-    backoff: timedelta,
-) -> str:
-    """Record a failed attempt: pending again after `backoff × attempts`, or dead."""
-    dead = job["attempts"] >= job["max_attempts"]
+    attempt: FailedAttempt,
+) -> bool:
+    """Store where a failed attempt leaves the job and its company; False if the claim was lost."""
     with store.transaction() as conn:
         result = conn.execute(
             update(queue_jobs)
             .where(queue_jobs.c.id == job["id"], queue_jobs.c.claimed_by == worker)
             .values(
-                status=QueueJobStatus.DEAD if dead else QueueJobStatus.PENDING,
-                run_after=now if dead else now + backoff * job["attempts"],
+                status=attempt.job_status,
+                run_after=attempt.run_after,
                 claimed_at=None,
                 claimed_by=None,
                 last_error=error,
@@ -207,17 +191,17 @@ def fail_discover_job(
         )
         if result.rowcount != 1:
             conn.rollback()
-            return "lost"
+            return False
         conn.execute(
             update(companies)
             .where(companies.c.id == job["company_id"])
             .values(
-                onboarding_status=OnboardingStatus.FAILED if dead else OnboardingStatus.PENDING,
+                onboarding_status=attempt.onboarding_status,
                 onboarding_error=error,
                 updated_at=now,
             )
         )
-    return QueueJobStatus.DEAD if dead else QueueJobStatus.PENDING
+    return True
 
 
 @dataclass(frozen=True)
@@ -243,8 +227,6 @@ def complete_discover_job(
     lake_rows: Sequence[Row],
 ) -> Applied:
     """Store a finished discovery in one transaction (nothing when the claim was lost)."""
-    created: list[int] = []
-    updated: list[int] = []
     with store.transaction() as conn:
         done = conn.execute(
             update(queue_jobs)
@@ -264,51 +246,8 @@ def complete_discover_job(
         company = (
             conn.execute(select(companies).where(companies.c.id == company_id)).mappings().one()
         )
-        for plan in plans:
-            existing = conn.execute(
-                select(sensors.c.id, sensors.c.discovery_method).where(
-                    sensors.c.company_id == company_id,
-                    sensors.c.surface == plan.surface,
-                    sensors.c.url == plan.url,
-                )
-            ).first()
-            if existing is None:
-                sensor_id = conn.execute(
-                    insert(sensors).values(
-                        company_id=company_id,
-                        surface=plan.surface,
-                        url=plan.url,
-                        connector=plan.connector,
-                        discovery_method=plan.method,
-                        discovery_confidence=plan.confidence,
-                        config={},
-                        created_at=now,
-                        updated_at=now,
-                        **plan.values,
-                    )
-                ).inserted_primary_key[0]
-                created.append(int(sensor_id))
-                continue
-            # Re-discovery refreshes what discovery knows; schedule and history stay.
-            values: dict[str, Any] = {"discovery_confidence": plan.confidence, "updated_at": now}
-            if existing[1] != DiscoveryMethod.MANUAL:
-                values["discovery_method"] = plan.method
-            conn.execute(update(sensors).where(sensors.c.id == existing[0]).values(**values))
-            updated.append(int(existing[0]))
-        for plan in domain_plans:
-            known = conn.execute(
-                select(domains.c.id).where(
-                    domains.c.company_id == company_id, domains.c.domain == plan.domain
-                )
-            ).first()
-            if known is None:
-                conn.execute(
-                    insert(domains).values(
-                        company_id=company_id, domain=plan.domain, kind=plan.kind, created_at=now
-                    )
-                )
-            else:
-                conn.execute(update(domains).where(domains.c.id == known[0]).values(kind=plan.kind))
+        created, updated = _store_sensors(conn, company_id, plans, now)
+        _store_domains(conn, company_id, domain_plans, now)
         company_stats = {**(company["stats"] or {}), "discovery": dict(stats)}
         source_meta = {**(company["source_meta"] or {}), "same_as": list(same_as)}
         conn.execute(
@@ -330,6 +269,56 @@ def complete_discover_job(
                 )
             )
     return Applied(created, updated, committed=True)
+
+
+def _store_sensors(
+    conn: Connection, company_id: int, plans: Sequence[SensorPlan], now: datetime
+) -> tuple[list[int], list[int]]:
+    """Insert the planned sensors that are new, refresh the known ones; (created, updated)."""
+    created: list[int] = []
+    updated: list[int] = []
+    for plan in plans:
+        existing = conn.execute(
+            select(sensors.c.id, sensors.c.discovery_method).where(
+                sensors.c.company_id == company_id,
+                sensors.c.surface == plan.surface,
+                sensors.c.url == plan.url,
+            )
+        ).first()
+        if existing is None:
+            sensor_id = conn.execute(
+                insert(sensors).values(
+                    company_id=company_id, created_at=now, updated_at=now, **plan.new_sensor()
+                )
+            ).inserted_primary_key[0]
+            created.append(int(sensor_id))
+            continue
+        conn.execute(
+            update(sensors)
+            .where(sensors.c.id == existing[0])
+            .values(updated_at=now, **plan.refresh(existing[1]))
+        )
+        updated.append(int(existing[0]))
+    return created, updated
+
+
+def _store_domains(
+    conn: Connection, company_id: int, plans: Sequence[DomainPlan], now: datetime
+) -> None:
+    for plan in plans:
+        known = conn.execute(
+            select(domains.c.id).where(
+                domains.c.company_id == company_id, domains.c.domain == plan.domain
+            )
+        ).first()
+        if known is None:
+            conn.execute(
+                insert(domains).values(
+                    company_id=company_id, domain=plan.domain, kind=plan.kind, created_at=now
+                )
+            )
+        else:
+            conn.execute(update(domains).where(domains.c.id == known[0]).values(kind=plan.kind))
 
 
 def domain_owner(store: StateStore, domain: str) -> int | None:

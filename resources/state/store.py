@@ -33,7 +33,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, OperationalError
 
-from catlas_assets.domain.models import InboxEntry, ReviewItem
+from catlas_assets.domain.pipeline_data import InboxEntry, LedgerCharge, ReviewItem
 from catlas_assets.domain.vocabulary import CLAIMABLE_STATUSES, ReviewStatus
 from catlas_assets.errors import CatlasError, NotFoundError, StorageError
 from resources.state import migrate
@@ -335,7 +335,7 @@ class StateStore:
         lake_rows: Mapping[str, list[Row]],
         inbox: Iterable[InboxEntry],
         review: Iterable[ReviewItem],
-        ledger: tuple[str, int | None, str, int, int] | None,
+        ledger: LedgerCharge | None,
         now: datetime,
     ) -> bool:
         """Apply one sensor run in one transaction: state, outbox rows, inbox, review, costs.
@@ -375,7 +375,7 @@ class StateStore:
             for item in review:
                 self._open_review(conn, item, now)
             if ledger is not None:
-                self._charge(conn, *ledger)
+                self._charge(conn, ledger)
         return True
 
     def _open_review(self, conn: Connection, item: ReviewItem, now: datetime) -> None:
@@ -398,15 +398,9 @@ class StateStore:
                 )
             )
 
-    def _charge(
-        self,
-        conn: Connection,
-        day: str,
-        company_id: int | None,
-        connector: str,
-        units: int,
-        stored: int,
-    ) -> None:
+    def _charge(self, conn: Connection, charge: LedgerCharge) -> None:
+        day, company_id, connector = charge.day, charge.company_id, charge.connector
+        units, stored = charge.fetch_units, charge.bytes_stored
         if company_id is not None:
             # One statement: concurrent sensor runs of one company must not both INSERT.
             upsert = (postgresql_insert if self.is_postgres else sqlite_insert)(cost_ledger)

@@ -7,9 +7,10 @@ import gzip
 import pytest
 
 from catlas_assets.domain.ats import detect_board, detect_boards, is_statuspage_summary
+from catlas_assets.domain.candidates import Candidate
 from catlas_assets.domain.classify import classify_url
 from catlas_assets.domain.page_links import extract_links, is_soft_404
-from catlas_assets.domain.selection import Candidate, select
+from catlas_assets.domain.selection import select
 from catlas_assets.domain.sitemap import SitemapError, parse_sitemap
 from catlas_assets.domain.vocabulary import DiscoveryMethod, Surface
 
@@ -154,7 +155,15 @@ def test_soft_404_is_a_page_that_reads_like_a_known_missing_one() -> None:
 
 def _c(surface: Surface, url: str, method: DiscoveryMethod, verified: bool = False, depth: int = 1,
        confidence: float = 0.9, rejected: str = "") -> Candidate:  # fmt: skip
-    return Candidate(url, surface, method, confidence, verified, depth, rejected=rejected)
+    return Candidate(
+        url=url,
+        surface=surface,
+        method=method,
+        confidence=confidence,
+        verified=verified,
+        depth=depth,
+        rejected=rejected,
+    )
 
 
 def test_selection_takes_the_best_score_per_surface_and_keeps_jobs_board_and_feed() -> None:

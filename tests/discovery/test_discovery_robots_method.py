@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from catlas_assets.domain.robots import RobotsTxt
-from catlas_assets.domain.robots_surfaces import path_of_rule, robots_candidates
+from catlas_assets.domain.surfaces_from_robots import path_of_rule, robots_candidates
 from catlas_assets.domain.vocabulary import DiscoveryMethod, Surface
 from catlas_assets.services.discovery import discover_company
 from fixture_web import FixtureWeb

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from catlas_assets.domain.models import Fetched, SensorState
 from catlas_assets.domain.normalize import Block, normalize
 from catlas_assets.domain.observe import Observed, Policy, archive_key, observe
+from catlas_assets.domain.pipeline_data import Fetched, SensorState
 from catlas_assets.domain.scheduling import Limits
 from catlas_assets.domain.taxonomy import FAILURE_POLICY
 from catlas_assets.domain.vocabulary import (

@@ -138,3 +138,17 @@ def test_explicit_database_and_lake_urls_win_over_the_defaults() -> None:
     )
     assert settings.resolved_database_url == "postgresql+psycopg://u@db/catlas"
     assert settings.resolved_lake_url == "s3://bucket/lake"
+
+
+def test_discovery_and_onboarding_numbers_are_settings_with_checked_ranges() -> None:
+    settings = Settings.from_env(
+        {"CATLAS_DISCOVERY_MAX_PROBES": "0", "CATLAS_ONBOARDING_RETRY_BACKOFF_S": "60"}
+    )
+    assert settings.discovery_max_probes == 0 and settings.onboarding_retry_backoff_s == 60
+    with pytest.raises(ConfigError, match="CATLAS_DISCOVERY_MAX_SUBDOMAIN_GETS"):
+        Settings.from_env({"CATLAS_DISCOVERY_MAX_SUBDOMAIN_GETS": "-1"})
+    with pytest.raises(ConfigError, match="CATLAS_ONBOARDING_CONCURRENCY"):
+        Settings.from_env({"CATLAS_ONBOARDING_CONCURRENCY": "0"})
+    # A discover job's lease shorter than one discovery would hand it to a second worker.
+    with pytest.raises(ConfigError, match="CATLAS_ONBOARDING_CLAIM_TIMEOUT_S"):
+        Settings.from_env({"CATLAS_ONBOARDING_CLAIM_TIMEOUT_S": "60"})

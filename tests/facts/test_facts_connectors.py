@@ -13,7 +13,7 @@ from catlas_assets.domain.connectors.base import Page, bundle, unbundle
 from catlas_assets.domain.connectors.lever import Lever
 from catlas_assets.domain.connectors.smartrecruiters import SmartRecruiters
 from catlas_assets.domain.connectors.workday import Workday, posted_date
-from catlas_assets.domain.extract.models import SchemaError
+from catlas_assets.domain.extract.extraction import SchemaError
 
 WEB = Path(__file__).resolve().parents[2] / "fixtures" / "web"
 NOW = datetime(2026, 1, 12, 9, 0, tzinfo=UTC)

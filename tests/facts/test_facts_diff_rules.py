@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from catlas_assets.domain.delta import empty_delta
-from catlas_assets.domain.diff import History, block_hash, compare
-from catlas_assets.domain.extract.models import Extraction, job
+from catlas_assets.domain.extract.extraction import Extraction, job
 from catlas_assets.domain.normalize import Block, normalize
+from catlas_assets.domain.significance import History, block_hash, compare
+from catlas_assets.domain.structured_delta import empty_delta
 
 HTML = "text/html"
 

@@ -19,9 +19,9 @@ from sqlalchemy.engine import make_url
 
 from catlas_assets.defs import entities as entities_asset
 from catlas_assets.defs.resources import CatlasResource
-from catlas_assets.domain.extract.models import EXTRACTOR_VERSION
-from catlas_assets.domain.models import Fetched
+from catlas_assets.domain.extract.extraction import EXTRACTOR_VERSION
 from catlas_assets.domain.observe import extract
+from catlas_assets.domain.pipeline_data import Fetched
 from catlas_assets.services.entities import derive_entities
 from catlas_assets.services.pipeline import sensor_state
 from catlas_assets.services.runtime import Runtime

@@ -11,8 +11,8 @@ from datetime import timedelta
 from typing import Any
 
 from catlas_assets.domain.connectors.base import BUNDLE_MAGIC
-from catlas_assets.domain.models import Fetched
 from catlas_assets.domain.observe import extract
+from catlas_assets.domain.pipeline_data import Fetched
 from catlas_assets.services import catalog
 from catlas_assets.services.pipeline import sensor_state
 from catlas_assets.services.sensor_run import run_one

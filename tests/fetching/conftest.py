@@ -11,11 +11,11 @@ import pytest
 from sqlalchemy import select
 
 from catlas_assets.services import catalog
-from catlas_assets.services.pipeline import SensorRun
+from catlas_assets.services.pipeline import SensorRunResult
 from catlas_assets.services.runtime import Runtime
 from catlas_assets.services.sensor_run import run_one
 from fixture_web import FixtureWeb
-from resources.state.politeness import DomainBudgets
+from resources.state.domain_budgets import DomainBudgets
 from resources.state.schema import cost_ledger, review_queue
 
 
@@ -36,7 +36,7 @@ class Watch:
             self.runtime, company_id=self.company_id, surface=surface, url=url
         )
 
-    def run(self, sensor_id: int, *, force: bool = True) -> SensorRun:
+    def run(self, sensor_id: int, *, force: bool = True) -> SensorRunResult:
         result, _report = run_one(self.runtime, sensor_id, force=force)
         return result
 

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from resources.governor import DomainGovernor, GovernorConfig, Postponed
-from resources.state.politeness import DomainBudgets
+from resources.state.domain_budgets import DomainBudgets
 from resources.state.store import StateStore
 
 NOW = datetime(2026, 1, 5, 8, 0, tzinfo=UTC)

@@ -16,7 +16,7 @@ from catlas_assets.domain.vocabulary import FailureClass, Outcome, ReviewKind, S
 from catlas_assets.services import sql
 from catlas_assets.services.tick import run_tick
 from resources.resolver import Destination, Resolver
-from resources.state.politeness import DomainBudgets
+from resources.state.domain_budgets import DomainBudgets
 
 F = "http://faultline.dev"
 

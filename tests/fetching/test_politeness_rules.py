@@ -10,7 +10,7 @@ import brotli
 import pytest
 
 from catlas_assets.domain.failures import forbidden_address
-from catlas_assets.domain.politeness import budget_day, retry_after_until, spacing_s
+from catlas_assets.domain.pacing import budget_day, retry_after_until, spacing_s
 from resources.body_decoding import BodyTooLarge, CappedDecoder, UndecodableBody
 
 NOW = datetime(2026, 1, 5, 8, 0, tzinfo=UTC)

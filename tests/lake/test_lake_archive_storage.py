@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import zstandard
 
+from catlas_assets.domain.content_address import archive_key
 from catlas_assets.errors import StorageError
 from resources.archive import ObjectArchive
 from resources.storage import Storage
@@ -25,7 +26,7 @@ def test_the_key_is_the_sha256_of_the_uncompressed_bytes(local_archive: ObjectAr
     digest = hashlib.sha256(PAGE).hexdigest()
     stored = local_archive.put(PAGE)
     assert stored.key == f"objects/{digest[:2]}/{digest[2:4]}/{digest}.zst"
-    assert ObjectArchive.key_for(PAGE) == stored.key
+    assert archive_key(PAGE) == stored.key
 
 
 def test_objects_are_zstd_compressed_on_disk(local_archive: ObjectArchive, lake_root: Path) -> None:

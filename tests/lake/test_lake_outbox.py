@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
+from catlas_assets.domain.pipeline_data import LedgerCharge
 from catlas_assets.services import catalog, lake_sync
 from catlas_assets.services.runtime import Runtime
 from resources.state.schema import cost_ledger
@@ -83,7 +84,7 @@ class Sensor:
             lake_rows=self.rows(run_id),
             inbox=[],
             review=[],
-            ledger=(f"{now:%Y-%m-%d}", self.company_id, "generic_html", 1, 100),
+            ledger=LedgerCharge(f"{now:%Y-%m-%d}", self.company_id, "generic_html", 1, 100),
             now=now,
         )
 

@@ -10,7 +10,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from state_rows import NOW, SensorFactory
 
-from catlas_assets.domain.models import InboxEntry, ReviewItem
+from catlas_assets.domain.pipeline_data import InboxEntry, LedgerCharge, ReviewItem
 from resources.state.schema import cost_ledger
 from resources.state.store import StateStore
 
@@ -50,7 +50,7 @@ def _commit(
         lake_rows={"observations": [{"observation_id": "obs_1", "fetched_at": NOW}]},
         inbox=inbox,
         review=[ReviewItem(kind, sensor_id, company_id, {"at": NOW}) for kind in review_kinds],
-        ledger=ledger if ledger is not None else (DAY, company_id, "generic_html", 1, 100),
+        ledger=LedgerCharge(*(ledger or (DAY, company_id, "generic_html", 1, 100))),
         now=NOW,
     )
 

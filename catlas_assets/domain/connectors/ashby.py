@@ -16,20 +16,31 @@ from catlas_assets.domain.connectors.base import (
     text,
     with_query,
 )
-from catlas_assets.domain.extract.models import Extraction, compensation, job
+from catlas_assets.domain.connectors.board_links import TOKEN, BoardLinks, has_envelope, patterns
+from catlas_assets.domain.extract.extraction import Extraction, compensation, job
+
+ENVELOPE = "jobs"
 
 
 class Ashby(Connector):
     name = "ashby"
     kind = "ats"
     description = "Ashby Job Posting API (includeCompensation=true)"
+    board_links = BoardLinks(
+        patterns(
+            rf"^jobs\.ashbyhq\.com/(?P<token>{TOKEN})",
+            rf"^api\.ashbyhq\.com/posting-api/job-board/(?P<token>{TOKEN})",
+        ),
+        lambda s, g: f"{s}://api.ashbyhq.com/posting-api/job-board/{g['token']}",
+        lambda body: has_envelope(body, ENVELOPE),
+    )
 
     def first_url(self, url: str) -> str:
         return with_query(url, includeCompensation="true")
 
     def parse(self, pages: list[Page], surface: str, now: datetime) -> Extraction:
         out = ats_extraction(self.name, surface)
-        for item in records(pages, self.name, "jobs", "job", "id", "title"):
+        for item in records(pages, self.name, ENVELOPE, "job", "id", "title"):
             if item.get("isListed") is False:
                 continue
             secondary = [

@@ -11,7 +11,8 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from catlas_assets.domain.extract.models import Extraction, SchemaError
+from catlas_assets.domain.connectors.board_links import BoardLinks
+from catlas_assets.domain.extract.extraction import Extraction, SchemaError
 
 # Several pages of one paginated answer are archived as one object: this prefix, then a
 # JSON list of {"url", "body"} (plus "method" and "json_body" for a page asked by POST);
@@ -47,6 +48,8 @@ class Connector:
     kind: ClassVar[str] = ""  # ats | status | feed | sitemap | html
     version: ClassVar[str] = "1"
     description: ClassVar[str] = ""
+    # An ATS vendor's board URLs and verification (discovery); None for other sources.
+    board_links: ClassVar[BoardLinks | None] = None
 
     def first_url(self, url: str) -> str:
         """The URL of the first request for a sensor URL (pagination parameters added)."""

@@ -8,8 +8,8 @@ from typing import Any
 import feedparser
 
 from catlas_assets.domain.connectors.base import Connector, Page
+from catlas_assets.domain.extract.extraction import Extraction, SchemaError
 from catlas_assets.domain.extract.html import canonical_url
-from catlas_assets.domain.extract.models import Extraction, SchemaError
 
 
 def _published(entry: Any) -> str | None:

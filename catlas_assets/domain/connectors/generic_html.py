@@ -13,8 +13,8 @@ from datetime import datetime
 from catlas_assets.domain.connectors.base import Connector, Page
 from catlas_assets.domain.connectors.feed import Feed
 from catlas_assets.domain.connectors.statuspage import Statuspage, is_summary
+from catlas_assets.domain.extract.extraction import Extraction
 from catlas_assets.domain.extract.html import extract_html
-from catlas_assets.domain.extract.models import Extraction
 from catlas_assets.domain.normalize import content_kind, decode_body
 
 

@@ -17,20 +17,33 @@ from catlas_assets.domain.connectors.base import (
     text,
     with_query,
 )
-from catlas_assets.domain.extract.models import Extraction, compensation, job
+from catlas_assets.domain.connectors.board_links import TOKEN, BoardLinks, has_envelope, patterns
+from catlas_assets.domain.extract.extraction import Extraction, compensation, job
+
+ENVELOPE = "jobs"
 
 
 class Greenhouse(Connector):
     name = "greenhouse"
     kind = "ats"
     description = "Greenhouse Job Board API (jobs list, content=true)"
+    board_links = BoardLinks(
+        patterns(
+            rf"^boards\.greenhouse\.io/embed/job_board(?:/js)?\?(?:.*&)?for=(?P<token>{TOKEN})",
+            rf"^(?:job-)?boards(?:\.eu)?\.greenhouse\.io/(?!embed/)(?P<token>{TOKEN})",
+            rf"^boards-api\.greenhouse\.io/v1/boards/(?P<token>{TOKEN})",
+        ),
+        lambda s, g: f"{s}://boards-api.greenhouse.io/v1/boards/{g['token']}/jobs",
+        lambda body: has_envelope(body, ENVELOPE),
+        token_param="for",
+    )
 
     def first_url(self, url: str) -> str:
         return with_query(url, content="true")
 
     def parse(self, pages: list[Page], surface: str, now: datetime) -> Extraction:
         out = ats_extraction(self.name, surface)
-        for item in records(pages, self.name, "jobs", "job", "id", "title"):
+        for item in records(pages, self.name, ENVELOPE, "job", "id", "title"):
             departments = [text(d) for d in item.get("departments") or []]
             offices = [text(o) for o in item.get("offices") or []]
             location = text(item.get("location"))

@@ -19,7 +19,8 @@ from catlas_assets.domain.connectors.base import (
     text,
     with_query,
 )
-from catlas_assets.domain.extract.models import Extraction, compensation, job
+from catlas_assets.domain.connectors.board_links import TOKEN, BoardLinks, json_of, patterns
+from catlas_assets.domain.extract.extraction import Extraction, compensation, job
 
 PAGE_SIZE = 100
 
@@ -28,6 +29,14 @@ class Lever(Connector):
     name = "lever"
     kind = "ats"
     description = "Lever Postings API (mode=json, skip/limit pagination)"
+    board_links = BoardLinks(
+        patterns(
+            rf"^jobs\.(?P<eu>eu\.)?lever\.co/(?P<token>{TOKEN})",
+            rf"^api\.(?P<eu>eu\.)?lever\.co/v0/postings/(?P<token>{TOKEN})",
+        ),
+        lambda s, g: f"{s}://api.{g.get('eu') or ''}lever.co/v0/postings/{g['token']}?mode=json",
+        lambda body: isinstance(json_of(body), list),  # a bare array of postings
+    )
 
     def __init__(self, page_size: int = PAGE_SIZE) -> None:
         self.page_size = page_size

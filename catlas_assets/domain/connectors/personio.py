@@ -13,7 +13,10 @@ from defusedxml import ElementTree as SafeET
 from defusedxml.common import DefusedXmlException
 
 from catlas_assets.domain.connectors.base import Connector, Page, ats_extraction, require
-from catlas_assets.domain.extract.models import Extraction, SchemaError, job
+from catlas_assets.domain.connectors.board_links import TOKEN, BoardLinks, patterns, xml_root
+from catlas_assets.domain.extract.extraction import Extraction, SchemaError, job
+
+ROOT = "workzag-jobs"
 
 
 def _child(node: Element, name: str) -> str | None:
@@ -27,6 +30,11 @@ class Personio(Connector):
     name = "personio"
     kind = "ats"
     description = "Personio XML job feed (/xml)"
+    board_links = BoardLinks(
+        patterns(rf"^(?P<token>{TOKEN})\.jobs\.personio\.(?P<tld>de|com)(?:/|$)"),
+        lambda s, g: f"{s}://{g['token']}.jobs.personio.{g['tld']}/xml",
+        lambda body: xml_root(body) == ROOT,
+    )
 
     def parse(self, pages: list[Page], surface: str, now: datetime) -> Extraction:
         out = ats_extraction(self.name, surface)
@@ -37,7 +45,7 @@ class Personio(Connector):
                 raise SchemaError(
                     f"{self.name}: the answer from {page.url} is not XML ({exc})"
                 ) from None
-            require(root.tag == "workzag-jobs", self.name, f"root <workzag-jobs>, got <{root.tag}>")
+            require(root.tag == ROOT, self.name, f"root <{ROOT}>, got <{root.tag}>")
             parts = urlsplit(page.url)
             for position in root.findall("position"):
                 ident = _child(position, "id")

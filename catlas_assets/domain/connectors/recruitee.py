@@ -12,7 +12,10 @@ from catlas_assets.domain.connectors.base import (
     records,
     text,
 )
-from catlas_assets.domain.extract.models import Extraction, compensation, job
+from catlas_assets.domain.connectors.board_links import TOKEN, BoardLinks, has_envelope, patterns
+from catlas_assets.domain.extract.extraction import Extraction, compensation, job
+
+ENVELOPE = "offers"
 
 
 def _utc(value: str | None) -> str | None:
@@ -26,10 +29,15 @@ class Recruitee(Connector):
     name = "recruitee"
     kind = "ats"
     description = "Recruitee Careers Site API (api/offers/)"
+    board_links = BoardLinks(
+        patterns(rf"^(?P<token>{TOKEN})\.recruitee\.com(?:/|$)"),
+        lambda s, g: f"{s}://{g['token']}.recruitee.com/api/offers/",
+        lambda body: has_envelope(body, ENVELOPE),
+    )
 
     def parse(self, pages: list[Page], surface: str, now: datetime) -> Extraction:
         out = ats_extraction(self.name, surface)
-        for item in records(pages, self.name, "offers", "offer", "id", "title"):
+        for item in records(pages, self.name, ENVELOPE, "offer", "id", "title"):
             if item.get("status") not in (None, "published"):
                 continue
             locations = [

@@ -1,17 +1,18 @@
-"""XML sitemaps (`urlset` and `sitemapindex`): the listed URLs, in the page facts."""
+"""XML sitemaps (`urlset` and `sitemapindex`): the listed URLs, in the page facts.
+
+The sitemap is read by the one sitemap parser (`domain/sitemap.py`), the same that
+discovery uses: plain or gzip, whatever namespace the root declares.
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
-from xml.etree.ElementTree import ParseError
 
-from defusedxml import ElementTree as SafeET
-from defusedxml.common import DefusedXmlException
+from catlas_assets.domain.connectors.base import Connector, Page
+from catlas_assets.domain.extract.extraction import Extraction, SchemaError
+from catlas_assets.domain.sitemap import MAX_SITEMAP_URLS, SitemapError, parse_sitemap
 
-from catlas_assets.domain.connectors.base import Connector, Page, require
-from catlas_assets.domain.extract.models import Extraction, SchemaError
-
-NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
+URLS_KEPT = 1000  # URLs kept in the page facts (the count says how many were listed)
 
 
 class Sitemap(Connector):
@@ -22,15 +23,15 @@ class Sitemap(Connector):
     def parse(self, pages: list[Page], surface: str, now: datetime) -> Extraction:
         out = Extraction(connector=self.name, surface=surface, confidence=1.0, structured=True)
         try:
-            root = SafeET.fromstring(pages[0].body)
-        except (ParseError, DefusedXmlException) as exc:
-            raise SchemaError(f"sitemap: {pages[0].url} is not XML ({exc})") from None
-        tag = root.tag.removeprefix(NS)
-        require(
-            tag in ("urlset", "sitemapindex"), self.name, f"<urlset> or <sitemapindex>, got <{tag}>"
+            sitemap = parse_sitemap(pages[0].body, max_urls=MAX_SITEMAP_URLS)
+        except SitemapError as exc:
+            raise SchemaError(f"sitemap: {pages[0].url}: {exc}") from None
+        urls = sorted(sitemap.urls)
+        out.page.update(
+            {
+                "sitemap": "sitemapindex" if sitemap.is_index else "urlset",
+                "urls": urls[:URLS_KEPT],
+                "url_count": len(urls),
+            }
         )
-        urls = sorted(
-            (loc.text or "").strip() for loc in root.iter(f"{NS}loc") if (loc.text or "").strip()
-        )
-        out.page.update({"sitemap": tag, "urls": urls[:1000], "url_count": len(urls)})
         return out

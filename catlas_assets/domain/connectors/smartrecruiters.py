@@ -18,15 +18,25 @@ from catlas_assets.domain.connectors.base import (
     text,
     with_query,
 )
-from catlas_assets.domain.extract.models import Extraction, job
+from catlas_assets.domain.connectors.board_links import TOKEN, BoardLinks, has_envelope, patterns
+from catlas_assets.domain.extract.extraction import Extraction, job
 
 PAGE_SIZE = 100
+ENVELOPE = "content"
 
 
 class SmartRecruiters(Connector):
     name = "smartrecruiters"
     kind = "ats"
     description = "SmartRecruiters Posting API (offset/limit pagination)"
+    board_links = BoardLinks(
+        patterns(
+            rf"^(?:jobs|careers)\.smartrecruiters\.com/(?P<token>{TOKEN})",
+            rf"^api\.smartrecruiters\.com/v1/companies/(?P<token>{TOKEN})",
+        ),
+        lambda s, g: f"{s}://api.smartrecruiters.com/v1/companies/{g['token']}/postings",
+        lambda body: has_envelope(body, ENVELOPE),
+    )
 
     def __init__(self, page_size: int = PAGE_SIZE) -> None:
         self.page_size = page_size
@@ -39,7 +49,7 @@ class SmartRecruiters(Connector):
         if not isinstance(data, dict):
             return None
         offset = data.get("offset", query_int(page.url, "offset", 0))
-        got = len(data.get("content") or [])
+        got = len(data.get(ENVELOPE) or [])
         total = data.get("totalFound")
         if got == 0 or not isinstance(total, int) or offset + got >= total:
             return None
@@ -51,12 +61,12 @@ class SmartRecruiters(Connector):
             data = load_json(page, self.name)
             require(
                 isinstance(data, dict)
-                and isinstance(data.get("content"), list)
+                and isinstance(data.get(ENVELOPE), list)
                 and "totalFound" in data,
                 self.name,
                 "content list with totalFound",
             )
-            for item in data["content"]:
+            for item in data[ENVELOPE]:
                 require(
                     isinstance(item, dict) and "id" in item and "name" in item,
                     self.name,

@@ -5,18 +5,26 @@ from __future__ import annotations
 from datetime import datetime
 
 from catlas_assets.domain.connectors.base import Connector, Page, load_json, require
-from catlas_assets.domain.extract.models import Extraction
+from catlas_assets.domain.connectors.board_links import json_of
+from catlas_assets.domain.extract.extraction import Extraction
 
 INDICATORS = ("none", "minor", "major", "critical")
+# Where a Statuspage answers its summary, under the page's own host.
+SUMMARY_PATH = "/api/v2/summary.json"
 
 
 def is_summary(data: object) -> bool:
+    """The shape of a `summary.json`: a page object, a status object, a component list."""
     return (
         isinstance(data, dict)
+        and isinstance(data.get("page"), dict)
         and isinstance(data.get("status"), dict)
         and isinstance(data.get("components"), list)
-        and "page" in data
     )
+
+
+def is_summary_body(body: bytes) -> bool:
+    return is_summary(json_of(body))
 
 
 class Statuspage(Connector):

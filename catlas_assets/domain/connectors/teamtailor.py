@@ -10,7 +10,8 @@ from defusedxml import ElementTree as SafeET
 from defusedxml.common import DefusedXmlException
 
 from catlas_assets.domain.connectors.base import Connector, Page, ats_extraction, require
-from catlas_assets.domain.extract.models import Extraction, SchemaError, job
+from catlas_assets.domain.connectors.board_links import TOKEN, BoardLinks, patterns, xml_root
+from catlas_assets.domain.extract.extraction import Extraction, SchemaError, job
 
 TT = "{https://teamtailor.com/locations}"
 
@@ -33,6 +34,11 @@ class Teamtailor(Connector):
     name = "teamtailor"
     kind = "ats"
     description = "Teamtailor jobs RSS (jobs.rss)"
+    board_links = BoardLinks(
+        patterns(rf"^(?P<token>{TOKEN})\.teamtailor\.com(?:/|$)"),
+        lambda s, g: f"{s}://{g['token']}.teamtailor.com/jobs.rss",
+        lambda body: xml_root(body) == "rss",
+    )
 
     def parse(self, pages: list[Page], surface: str, now: datetime) -> Extraction:
         out = ats_extraction(self.name, surface)

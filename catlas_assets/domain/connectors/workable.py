@@ -15,20 +15,34 @@ from catlas_assets.domain.connectors.base import (
     text,
     with_query,
 )
-from catlas_assets.domain.extract.models import Extraction, job
+from catlas_assets.domain.connectors.board_links import TOKEN, BoardLinks, has_envelope, patterns
+from catlas_assets.domain.extract.extraction import Extraction, job
+
+ENVELOPE = "jobs"
 
 
 class Workable(Connector):
     name = "workable"
     kind = "ats"
     description = "Workable widget API (accounts/{account}, details=true)"
+    board_links = BoardLinks(
+        patterns(
+            rf"^apply\.workable\.com/(?!api/|j/)(?P<token>{TOKEN})",
+            rf"^apply\.workable\.com/api/v1/widget/accounts/(?P<token>{TOKEN})",
+            rf"^(?P<token>{TOKEN})\.workable\.com(?:/|$)",
+        ),
+        lambda s, g: f"{s}://apply.workable.com/api/v1/widget/accounts/{g['token']}",
+        lambda body: has_envelope(body, ENVELOPE),
+        # Hosts that are Workable's own, never a company's account.
+        reserved_tokens=frozenset({"apply", "www", "jobs"}),
+    )
 
     def first_url(self, url: str) -> str:
         return with_query(url, details="true")
 
     def parse(self, pages: list[Page], surface: str, now: datetime) -> Extraction:
         out = ats_extraction(self.name, surface)
-        for item in records(pages, self.name, "jobs", "job", "title", "shortcode"):
+        for item in records(pages, self.name, ENVELOPE, "job", "title", "shortcode"):
             locations = []
             for loc in item.get("locations") or []:
                 if isinstance(loc, dict) and not loc.get("hidden"):

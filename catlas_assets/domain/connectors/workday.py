@@ -24,10 +24,12 @@ from catlas_assets.domain.connectors.base import (
     require,
     text,
 )
-from catlas_assets.domain.extract.models import Extraction, job
+from catlas_assets.domain.connectors.board_links import TOKEN, BoardLinks, json_of, patterns
+from catlas_assets.domain.extract.extraction import Extraction, job
 
 PAGE_SIZE = 20  # Workday's hard cap per page
 _PAGING = ("limit", "offset")
+ENVELOPE = "jobPostings"
 
 
 def list_body(offset: int) -> dict[str, Any]:
@@ -64,10 +66,34 @@ def posted_date(posted_on: str | None, now: datetime) -> str | None:
     return (now - timedelta(days=days)).date().isoformat()
 
 
+_HOST = rf"(?P<token>{TOKEN})\.(?P<wd>wd\d+)\.myworkdayjobs\.com"
+
+
+def _board_page_answers(body: bytes) -> bool:
+    # The CXS list endpoint is POST-only; the board's public page answering is the check.
+    return b"<html" in body[:4096].lower() or json_of(body) is not None
+
+
 class Workday(Connector):
     name = "workday"
     kind = "ats"
     description = "Workday CXS job list (offset/limit 20, relative posted dates)"
+    # The list endpoint (the sensor's URL) answers only a POST with a JSON body, so a
+    # board is verified with a GET of its public page `{tenant}.wdN.myworkdayjobs.com/{site}`.
+    board_links = BoardLinks(
+        patterns(
+            # The CXS endpoint itself (its tenant segment is usually, not always, the host's).
+            rf"^{_HOST}/wday/cxs/(?P<tenant>{TOKEN})/(?P<site>{TOKEN})",
+            # The public board page, with or without a locale.
+            rf"^{_HOST}/(?:[a-z]{{2}}-[A-Za-z]{{2}}/)?(?!wday/)(?P<site>{TOKEN})",
+        ),
+        lambda s, g: (
+            f"{s}://{g['token']}.{g['wd']}.myworkdayjobs.com"
+            f"/wday/cxs/{g.get('tenant') or g['token']}/{g['site']}/jobs"
+        ),
+        _board_page_answers,
+        verify_page=lambda s, g: f"{s}://{g['token']}.{g['wd']}.myworkdayjobs.com/{g['site']}",
+    )
 
     def first_request(self, url: str) -> Request:
         return Request(list_url(url), "POST", list_body(0))
@@ -80,7 +106,7 @@ class Workday(Connector):
         offset = sent.get("offset")
         if not isinstance(offset, int) or isinstance(offset, bool):
             offset = query_int(page.url, "offset", 0)  # a page archived before POST paging
-        got = len(data.get("jobPostings") or [])
+        got = len(data.get(ENVELOPE) or [])
         total = data.get("total")
         if got == 0 or not isinstance(total, int) or offset + got >= total:
             return None
@@ -91,14 +117,14 @@ class Workday(Connector):
         for page in pages:
             data = load_json(page, self.name)
             require(
-                isinstance(data, dict) and isinstance(data.get("jobPostings"), list),
+                isinstance(data, dict) and isinstance(data.get(ENVELOPE), list),
                 self.name,
                 "jobPostings list",
             )
             parts = urlsplit(page.url)
             segments = parts.path.split("/")
             site = segments[4] if len(segments) > 4 else ""
-            for item in data["jobPostings"]:
+            for item in data[ENVELOPE]:
                 require(
                     isinstance(item, dict) and "title" in item and "externalPath" in item,
                     self.name,

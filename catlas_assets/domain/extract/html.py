@@ -17,7 +17,7 @@ from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from catlas_assets.domain.extract.models import Extraction, job, name_norm
+from catlas_assets.domain.extract.extraction import Extraction, job, name_norm
 
 TRACKING_PARAMS = frozenset(
     {"gclid", "fbclid", "msclkid", "mc_cid", "mc_eid", "ref", "_ga", "_gl", "_hsenc", "_hsmi",

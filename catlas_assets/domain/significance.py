@@ -14,8 +14,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from catlas_assets.domain.delta import StructuredDelta, has_typed_change
 from catlas_assets.domain.normalize import Block, mask_volatile
+from catlas_assets.domain.structured_delta import StructuredDelta, has_typed_change
 
 # Surfaces whose meaning lives in their typed entities: text churn there is at most minor.
 TYPED_SURFACES = frozenset(

@@ -13,9 +13,9 @@ with a query, or nothing left but `/`, names no section.
 
 from __future__ import annotations
 
+from catlas_assets.domain.candidates import Candidate
 from catlas_assets.domain.classify import classify_url, path_depth
 from catlas_assets.domain.robots import RobotsTxt
-from catlas_assets.domain.selection import Candidate
 from catlas_assets.domain.vocabulary import DiscoveryMethod, Surface
 
 

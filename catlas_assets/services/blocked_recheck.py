@@ -15,9 +15,7 @@ from dataclasses import dataclass, field
 
 from catlas_assets.services.runtime import Runtime
 from resources.governor import Postponed
-from resources.state.politeness import BlockedSensors
-
-RECHECK_BATCH = 200
+from resources.state.blocked_sensors import BlockedSensors
 
 
 @dataclass
@@ -27,9 +25,10 @@ class Recheck:
     postponed: list[int] = field(default_factory=list)
 
 
-def recheck_blocked(runtime: Runtime, *, limit: int = RECHECK_BATCH) -> Recheck:
+def recheck_blocked(runtime: Runtime, *, limit: int | None = None) -> Recheck:
+    """Check at most `limit` (default `robots_recheck_batch`) due blocked sensors."""
     blocked = BlockedSensors(runtime.store)
-    due = blocked.due(runtime.clock.now(), limit)
+    due = blocked.due(runtime.clock.now(), limit or runtime.settings.robots_recheck_batch)
     if not due:
         return Recheck()
     return asyncio.run(_recheck(runtime, blocked, due))

@@ -1,4 +1,4 @@
-"""State-store side of politeness: domain budgets and sensors blocked by robots.txt.
+"""Domain budgets in the state store: the daily request units and Retry-After blocks.
 
 Budgets live in `domain_budgets` so every worker on every machine sees the same count:
 a request unit is reserved by one atomic check-and-increment before each request, and a
@@ -14,9 +14,8 @@ from typing import Any
 from sqlalchemy import Connection, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from catlas_assets.domain.politeness import budget_day
-from catlas_assets.domain.vocabulary import ReviewKind, ReviewStatus, SensorStatus
-from resources.state.schema import domain_budgets, review_queue, sensors
+from catlas_assets.domain.pacing import budget_day
+from resources.state.schema import domain_budgets
 from resources.state.store import StateStore
 
 
@@ -145,56 +144,3 @@ class DomainBudgets:
             )
 
         self._locked(action)
-
-
-class BlockedSensors:
-    """Sensors that robots.txt blocked: found when due, and unblocked when it allows again."""
-
-    def __init__(self, store: StateStore) -> None:
-        self.store = store
-
-    def due(self, now: datetime, limit: int) -> list[dict[str, Any]]:
-        query = (
-            select(sensors)
-            .where(sensors.c.status == SensorStatus.BLOCKED, sensors.c.next_run_at <= now)
-            .order_by(sensors.c.next_run_at, sensors.c.id)
-            .limit(limit)
-        )
-        with self.store.engine.connect() as conn:
-            return [dict(r) for r in conn.execute(query).mappings()]
-
-    def unblock(self, sensor_id: int, now: datetime) -> bool:
-        """Back to `active`, due now; the open `blocked_source` item is closed."""
-        with self.store.transaction() as conn:
-            result = conn.execute(
-                update(sensors)
-                .where(sensors.c.id == sensor_id, sensors.c.status == SensorStatus.BLOCKED)
-                .values(
-                    status=SensorStatus.ACTIVE,
-                    consecutive_failures=0,
-                    last_failure_class=None,
-                    last_failure_detail=None,
-                    next_run_at=now,
-                    updated_at=now,
-                )
-            )
-            if result.rowcount != 1:
-                return False
-            conn.execute(
-                update(review_queue)
-                .where(
-                    review_queue.c.sensor_id == sensor_id,
-                    review_queue.c.kind == ReviewKind.BLOCKED_SOURCE,
-                    review_queue.c.status == ReviewStatus.OPEN,
-                )
-                .values(status=ReviewStatus.CLOSED, closed_at=now)
-            )
-        return True
-
-    def postpone(self, sensor_id: int, until: datetime, now: datetime, detail: str) -> None:
-        with self.store.transaction() as conn:
-            conn.execute(
-                update(sensors)
-                .where(sensors.c.id == sensor_id, sensors.c.status == SensorStatus.BLOCKED)
-                .values(next_run_at=until, last_failure_detail=detail[:500], updated_at=now)
-            )

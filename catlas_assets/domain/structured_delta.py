@@ -116,98 +116,116 @@ def _count(entity_type: str, n: int) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
+def _status_parts(status: StatusDelta | None) -> list[str]:
+    if not status:
+        return []
+    parts = []
+    before, after = status["indicator"]
+    if before != after:
+        parts.append(f"status {after} (was {before})")
+    moved = [f"{c['name']} {c['after']}" for c in status["components"]]
+    if moved:
+        parts.append("components: " + _listing(moved))
+    return parts
+
+
+def _job_parts(
+    added: list[DeltaItem], removed: list[DeltaItem], updated: list[DeltaUpdate]
+) -> list[str]:
+    parts = []
+    if added:
+        parts.append(
+            f"{_count('job', len(added))} posted: " + _listing([_with_place(i) for i in added])
+        )
+    if removed:
+        parts.append(
+            f"{_count('job', len(removed))} no longer listed: "
+            + _listing([_with_place(i) for i in removed])
+        )
+    if updated:
+        parts.append(
+            f"{_count('job', len(updated))} updated: "
+            + _listing([f"{u['name']} ({', '.join(sorted(u['changes']))})" for u in updated])
+        )
+    return parts
+
+
+def _plan_parts(
+    added: list[DeltaItem], removed: list[DeltaItem], updated: list[DeltaUpdate]
+) -> list[str]:
+    parts = [f"new plan {item['name']}: {_money(item['attributes'])}" for item in added]
+    for update in updated:
+        changes = update["changes"]
+        if any(
+            k in changes for k in ("price", "currency", "billing_period", "prices", "price_text")
+        ):
+            after = dict(update.get("attributes") or {})
+            before = {**after, **{k: v[0] for k, v in changes.items()}}
+            old, new = _money(before), _money(after)
+            period = after.get("billing_period")
+            suffix = f" per {period}"
+            if period and old.endswith(suffix) and new.endswith(suffix):
+                old = old.removesuffix(suffix)
+            parts.append(f"{update['name']}: {old} → {new}")
+        else:
+            parts.append(f"{update['name']}: {', '.join(sorted(changes))} changed")
+    parts.extend(f"plan removed: {item['name']}" for item in removed)
+    return parts
+
+
+def _incident_parts(
+    added: list[DeltaItem], removed: list[DeltaItem], updated: list[DeltaUpdate]
+) -> list[str]:
+    parts = []
+    for item in added:
+        a = item["attributes"]
+        parts.append(f"incident {item['name']} ({a.get('impact')}, {a.get('status')})")
+    parts.extend(f"incident {item['name']} closed" for item in removed)
+    parts.extend(
+        f"incident {update['name']} updated: {', '.join(sorted(update['changes']))}"
+        for update in updated
+    )
+    return parts
+
+
+def _entity_parts(
+    entity_type: str, added: list[DeltaItem], removed: list[DeltaItem], updated: list[DeltaUpdate]
+) -> list[str]:
+    parts = []
+    for items, verb in ((added, "added"), (removed, "removed"), (updated, "updated")):
+        if items:
+            names = [i["name"] for i in items]
+            parts.append(f"{_count(entity_type, len(items))} {verb}: " + _listing(names))
+    return parts
+
+
+def _block_parts(delta: StructuredDelta) -> list[str]:
+    parts = []
+    for blocks, verb in ((delta["blocks_added"], "added"), (delta["blocks_removed"], "removed")):
+        if blocks:
+            parts.append(
+                f"{len(blocks)} block(s) {verb}: " + _listing([repr(t[:60]) for t in blocks])
+            )
+    return parts
+
+
 def summary(delta: StructuredDelta) -> str:
     """One sentence an analyst can read ("2 jobs posted: ...; Pro: $49 → $59 per month")."""
-    parts: list[str] = []
-    status = delta["status"]
-    if status:
-        before, after = status["indicator"]
-        if before != after:
-            parts.append(f"status {after} (was {before})")
-        moved = [f"{c['name']} {c['after']}" for c in status["components"]]
-        if moved:
-            parts.append("components: " + _listing(moved))
+    parts = _status_parts(delta["status"])
     for entity_type in sorted(set(delta["added"]) | set(delta["removed"]) | set(delta["updated"])):
         added = delta["added"].get(entity_type, [])
         removed = delta["removed"].get(entity_type, [])
         updated = delta["updated"].get(entity_type, [])
         if entity_type == "job":
-            if added:
-                parts.append(
-                    f"{_count('job', len(added))} posted: "
-                    + _listing([_with_place(i) for i in added])
-                )
-            if removed:
-                parts.append(
-                    f"{_count('job', len(removed))} no longer listed: "
-                    + _listing([_with_place(i) for i in removed])
-                )
-            if updated:
-                parts.append(
-                    f"{_count('job', len(updated))} updated: "
-                    + _listing(
-                        [f"{u['name']} ({', '.join(sorted(u['changes']))})" for u in updated]
-                    )
-                )
+            parts += _job_parts(added, removed, updated)
         elif entity_type == "pricing_plan":
-            for item in added:
-                parts.append(f"new plan {item['name']}: {_money(item['attributes'])}")
-            for update in updated:
-                changes = update["changes"]
-                if any(
-                    k in changes
-                    for k in ("price", "currency", "billing_period", "prices", "price_text")
-                ):
-                    after = dict(update.get("attributes") or {})
-                    before = {**after, **{k: v[0] for k, v in changes.items()}}
-                    old, new = _money(before), _money(after)
-                    period = after.get("billing_period")
-                    suffix = f" per {period}"
-                    if period and old.endswith(suffix) and new.endswith(suffix):
-                        old = old.removesuffix(suffix)
-                    parts.append(f"{update['name']}: {old} → {new}")
-                else:
-                    parts.append(f"{update['name']}: {', '.join(sorted(changes))} changed")
-            for item in removed:
-                parts.append(f"plan removed: {item['name']}")
+            parts += _plan_parts(added, removed, updated)
         elif entity_type == "incident":
-            for item in added:
-                a = item["attributes"]
-                parts.append(f"incident {item['name']} ({a.get('impact')}, {a.get('status')})")
-            for item in removed:
-                parts.append(f"incident {item['name']} closed")
-            for update in updated:
-                parts.append(
-                    f"incident {update['name']} updated: {', '.join(sorted(update['changes']))}"
-                )
+            parts += _incident_parts(added, removed, updated)
         else:
-            if added:
-                parts.append(
-                    f"{_count(entity_type, len(added))} added: "
-                    + _listing([i["name"] for i in added])
-                )
-            if removed:
-                parts.append(
-                    f"{_count(entity_type, len(removed))} removed: "
-                    + _listing([i["name"] for i in removed])
-                )
-            if updated:
-                parts.append(
-                    f"{_count(entity_type, len(updated))} updated: "
-                    + _listing([u["name"] for u in updated])
-                )
+            parts += _entity_parts(entity_type, added, removed, updated)
     if not parts:
-        added_blocks, removed_blocks = delta["blocks_added"], delta["blocks_removed"]
-        if added_blocks:
-            parts.append(
-                f"{len(added_blocks)} block(s) added: "
-                + _listing([repr(t[:60]) for t in added_blocks])
-            )
-        if removed_blocks:
-            parts.append(
-                f"{len(removed_blocks)} block(s) removed: "
-                + _listing([repr(t[:60]) for t in removed_blocks])
-            )
+        parts = _block_parts(delta)
     if delta["notes"]:
         # A note (the degradation guard) says more than the block churn that came with it.
         parts.insert(0, "note: " + "; ".join(delta["notes"]))

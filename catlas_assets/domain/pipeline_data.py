@@ -37,6 +37,9 @@ class SensorState:
     last_full_fetch_at: datetime | None = None
     last_failure_class: FailureClass | None = None
     config: dict[str, Any] = field(default_factory=dict)
+    # The registrable domain of `url`, computed once when the row is read and carried to
+    # the run guard, the fetcher and the governor ("" when the reader left it out).
+    domain: str = ""
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,7 @@ class Fetched:
     # unavailable): outcome `skipped`, no lake rows, the sensor comes back at `retry_at`.
     skipped_reason: str = ""
     retry_at: datetime | None = None
+    final_domain: str = ""  # the registrable domain of `final_url` ("" if not known)
 
     @property
     def content_type(self) -> str:
@@ -82,3 +86,14 @@ class InboxEntry:
     significance: float
     summary: str
     detected_at: datetime
+
+
+@dataclass(frozen=True)
+class LedgerCharge:
+    """What one sensor run adds to `cost_ledger` for its day, company and connector."""
+
+    day: str  # the UTC day, YYYY-MM-DD
+    company_id: int | None
+    connector: str
+    fetch_units: int  # requests sent: robots.txt, retries and redirect hops included
+    bytes_stored: int  # compressed bytes the archive wrote for this run

@@ -44,7 +44,7 @@ bench: .venv/.synced
 
 # A measurement, not a test: catlas on sites it was not written against (fixtures/wild).
 eval: .venv/.synced
-	$(RUN) python bench/eval/wild_eval.py
+	$(RUN) python bench/eval/wild_eval.py $(EVAL_ARGS)
 
 # Regenerate the wild corpus (seeded: the same bytes every time).
 wild-corpus: .venv/.synced

@@ -157,6 +157,7 @@ class ChangeResult:
     noise_alerts: list[Detection] = field(default_factory=list)
     ignored: int = 0  # detections of changes the truth accepts either way
     duplicates: int = 0  # a change already matched through another sensor
+    late: list[tuple[TruthChange, Detection]] = field(default_factory=list)  # after the window
 
 
 def _windows(changes: list[TruthChange], last_day: int) -> list[tuple[TruthChange, int, int]]:
@@ -200,6 +201,14 @@ def match_changes(
             if any(taken[c] != det.sensor_id for c in holding):
                 result.duplicates += 1
                 continue
+            before = [c for c in by_surface.get((det.company, det.surface), []) if c.day <= det.day]
+            latest = max(before, key=lambda c: c.day, default=None)
+            if latest is not None and latest not in taken:
+                # The last change of this surface, seen after its window: true but late. It
+                # stays a miss; the alert is no false alarm.
+                taken[latest] = det.sensor_id
+                result.late.append((latest, det))
+                continue
             result.false_alarms.append(det)
             if det.day in noise_days.get(det.company, set()):
                 result.noise_alerts.append(det)
@@ -211,7 +220,8 @@ def match_changes(
             result.over_ranked.append((match, det))
         else:
             result.ignored += 1
-    result.missed = [c for c in truth if c.expect == "meaningful" and c not in taken]
+    late = {c for c, _ in result.late}
+    result.missed = [c for c in truth if c.expect == "meaningful" and (c not in taken or c in late)]
     return result
 
 
@@ -245,6 +255,7 @@ class EventResult:
     extra: list[StoredEvent] = field(default_factory=list)
     optional_hits: int = 0
     duplicates: int = 0  # the same fact again: through another sensor, or a second event name
+    late: int = 0  # a true event seen after its window: no extra, the truth event stays missed
 
 
 def match_events(truth: list[TruthEvent], stored: list[StoredEvent]) -> EventResult:
@@ -265,6 +276,7 @@ def match_events(truth: list[TruthEvent], stored: list[StoredEvent]) -> EventRes
     for event in sorted(truth, key=lambda e: e.day):
         pool[(event.company, event.entity_type, norm_label(event.label))].append(event)
     taken: dict[TruthEvent, StoredEvent] = {}
+    late: set[TruthEvent] = set()
     for event in unique:
         holding = [
             t
@@ -277,6 +289,16 @@ def match_events(truth: list[TruthEvent], stored: list[StoredEvent]) -> EventRes
                 taken[t].sensor_id != event.sensor_id or taken[t].day == event.day for t in holding
             ):
                 result.duplicates += 1
+                continue
+            overdue = [
+                t
+                for t in pool.get((event.company, event.entity_type, event.label), [])
+                if event.event in t.events and t.day + WINDOW_DAYS < event.day and t not in taken
+            ]
+            if overdue:
+                taken[overdue[-1]] = event
+                late.add(overdue[-1])
+                result.late += 1
             else:
                 result.extra.append(event)
             continue
@@ -285,7 +307,7 @@ def match_events(truth: list[TruthEvent], stored: list[StoredEvent]) -> EventRes
             result.optional_hits += 1
         else:
             result.hits.append((match, event))
-    result.missed = [t for t in truth if not t.optional and t not in taken]
+    result.missed = [t for t in truth if not t.optional and (t not in taken or t in late)]
     return result
 
 

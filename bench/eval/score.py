@@ -212,9 +212,9 @@ def overall(
     return {
         "surfaces": surfaces,
         "changes": _pr(len(chg.hits), len(chg.hits) + false, meaningful)
-        | {"duplicates": chg.duplicates, "either_seen": chg.ignored},
+        | {"duplicates": chg.duplicates, "late": len(chg.late), "either_seen": chg.ignored},
         "entity_events": _pr(len(ev.hits), len(ev.hits) + len(ev.extra), required)
-        | {"duplicates": ev.duplicates, "optional_hits": ev.optional_hits},
+        | {"duplicates": ev.duplicates, "late": ev.late, "optional_hits": ev.optional_hits},
         "noise_alerts": len(chg.noise_alerts),
         "onboarding_accuracy": ratio(
             sum(1 for o in onboarding if o["expected"] == o["got"]), len(onboarding)
@@ -298,6 +298,7 @@ def misses(
     surf: SurfaceResult, chg: ChangeResult, ev: EventResult, onboarding: list[dict[str, str]]
 ) -> dict[str, list[dict[str, Any]]]:
     noise = set(map(id, chg.noise_alerts))
+    late = {c: d.day for c, d in chg.late}
     return {
         "surfaces_missed": [
             {"company": t.company, "surface": t.surface, "url": t.urls[0], "how": t.how}
@@ -309,6 +310,7 @@ def misses(
         ],
         "changes_missed": [
             {"company": c.company, "surface": c.surface, "day": c.day, "what": c.what}
+            | ({"seen_late_on_day": late[c]} if c in late else {})
             for c in chg.missed
         ],
         "false_alarms": [

@@ -50,7 +50,7 @@ def table(result: dict[str, Any]) -> str:
         ("surfaces", o["surfaces"]["precision"], o["surfaces"]["recall"],
          f"{o['surfaces']['hits']} right of {o['surfaces']['reported']} sensors; {o['surfaces']['found']} of {o['surfaces']['truth']} surfaces found"),
         ("changes (meaningful+)", o["changes"]["precision"], o["changes"]["recall"],
-         f"{o['changes']['hits']} of {o['changes']['truth']} found; {o['changes']['reported'] - o['changes']['hits']} false or over-ranked"),
+         f"{o['changes']['hits']} of {o['changes']['truth']} found; {o['changes']['reported'] - o['changes']['hits']} false or over-ranked; {o['changes']['late']} late"),
         ("entity events", o["entity_events"]["precision"], o["entity_events"]["recall"],
          f"{o['entity_events']['hits']} of {o['entity_events']['truth']} found; {o['entity_events']['reported'] - o['entity_events']['hits']} extra"),
     ]  # fmt: skip

@@ -10,7 +10,7 @@ export DO_NOT_TRACK := 1
 export TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS :=
 DAGSTER_HOME ?= $(CURDIR)/.catlas/dagster
 
-.PHONY: help demo test lint format ui dbt-parse sync clean bench
+.PHONY: help demo test lint format ui dbt-parse sync clean bench eval wild-corpus
 
 help:
 	@echo "make demo   - live 21 simulated days against the fixture web and print the changes"
@@ -18,6 +18,7 @@ help:
 	@echo "make lint   - ruff lint and format check"
 	@echo "make ui     - Dagster UI over the demo's state and lake (http://127.0.0.1:3000)"
 	@echo "make bench  - benchmarks (bench/README.md; needs PostgreSQL)"
+	@echo "make eval   - catlas on the wild corpus, through the CLI: precision and recall (bench/eval/README.md)"
 
 $(CURDIR)/.tools/bin/uv:
 	python3 -m venv $(CURDIR)/.tools
@@ -40,6 +41,14 @@ test: .venv/.synced dbt-parse
 
 bench: .venv/.synced
 	$(RUN) python bench/due_probe.py
+
+# A measurement, not a test: catlas on sites it was not written against (fixtures/wild).
+eval: .venv/.synced
+	$(RUN) python bench/eval/wild_eval.py $(EVAL_ARGS)
+
+# Regenerate the wild corpus (seeded: the same bytes every time).
+wild-corpus: .venv/.synced
+	$(RUN) python fixtures/wild/generate.py
 
 lint: .venv/.synced
 	$(RUN) ruff check .

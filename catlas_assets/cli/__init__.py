@@ -13,6 +13,7 @@ from catlas_assets.cli import (  # noqa: F401 - imported to register their comma
     lake,
     politeness,
     runs,
+    sensor_import,
 )
 from catlas_assets.cli.app import cli, main
 

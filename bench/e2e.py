@@ -269,7 +269,8 @@ def profile_tops(path: Path, out: Path, top: int = 15) -> str:
         text.write(f"== catlas conditional pass, top {top} by {order} ==\n")
         stats = pstats.Stats(str(path), stream=text)
         stats.strip_dirs().sort_stats(order).print_stats(top)
-    report = text.getvalue()
+    # The header names the profile file: keep it relative to the repository.
+    report = text.getvalue().replace(str(BENCH.parent) + "/", "")
     out.write_text(report)
     return report
 

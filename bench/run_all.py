@@ -38,9 +38,14 @@ class Row:
     target: str
     met: Callable[[float, float], bool] | None  # (catlas, ratio) -> met
     digits: int = 1
+    # The median of the ratios taken within each round, where there are rounds; else
+    # the ratio of the two figures.
+    within_rounds: float | None = None
 
     def cells(self) -> list[str]:
-        ratio = self.catlas / self.peer if self.catlas is not None and self.peer else None
+        ratio = self.within_rounds
+        if ratio is None and self.catlas is not None and self.peer:
+            ratio = self.catlas / self.peer
         met = (
             "—"
             if self.met is None or ratio is None
@@ -93,15 +98,17 @@ def rows(
     n = f"{due['sensors']:,}"
     return [
         Row("first pass, pages/s", m["catlas_first"]["per_s"], m["scrapy"]["per_s"], "Scrapy",
-            "≥ 1.0×", lambda c, r: ratio_of["first_vs_scrapy"] >= 1.0),
+            "≥ 1.0×", lambda c, r: r >= 1.0, within_rounds=ratio_of["first_vs_scrapy"]),
         Row("first pass, pages/s (changedetection.io)", m["catlas_first"]["per_s"],
-            m["cdio_first"]["per_s"], "changedetection.io", "—", None),
+            m["cdio_first"]["per_s"], "changedetection.io", "—", None,
+            within_rounds=ratio_of["first_vs_cdio_first"]),
         Row("conditional pass (all 304), sensors/s", m["catlas_conditional"]["per_s"],
             m["aiohttp_floor"]["per_s"], "aiohttp floor", "≥ 0.3× and ≥ 1,500/s",
-            lambda c, r: ratio_of["conditional_vs_aiohttp_floor"] >= 0.3 and c >= 1500),
+            lambda c, r: r >= 0.3 and c >= 1500,
+            within_rounds=ratio_of["conditional_vs_aiohttp_floor"]),
         Row("forced full refetch, nothing changed, pages/s", m["catlas_forced"]["per_s"],
             m["cdio_unchanged"]["per_s"], "changedetection.io unchanged", "≥ 10×",
-            lambda c, r: ratio_of["forced_vs_cdio_unchanged"] >= 10),
+            lambda c, r: r >= 10, within_rounds=ratio_of["forced_vs_cdio_unchanged"]),
         Row("peak RSS of the first pass, MB", m["catlas_first"]["peak_rss_mb"],
             m["scrapy"]["peak_rss_mb"], "Scrapy", "—", None, 0),
         Row("nginx is not the bottleneck: fastest 304 client / wrk, req/s",
@@ -139,18 +146,24 @@ def table(rows_: list[Row]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument(
+        "--from-results", action="store_true", help="Print the table of the last run again."
+    )
     args = parser.parse_args()
     started = time.perf_counter()
     suffix = "_quick" if args.quick else ""
     out = {name: RESULTS / f"{name}{suffix}.json" for name in ("due_probe", "e2e", "refresh_sim")}
     py = sys.executable
-    if args.quick:
+    summary_path = RESULTS / f"summary{suffix}.json"
+    if args.from_results:
+        cli = json.loads(summary_path.read_text())["cli_startup"]
+    elif args.quick:
         run([py, "bench/due_probe.py", "--sensors", "10000", "--repeat", "3",
              "--json", str(out["due_probe"])], "due probe")  # fmt: skip
         cli = startup(1)
-        run([py, "bench/e2e.py", "--pages", "80", "--hosts", "40", "--rounds", "1",
+        run([py, "bench/e2e.py", "--pages", "40", "--hosts", "40", "--rounds", "1",
              "--wrk-seconds", "2", "--out", str(out["e2e"])], "end to end")  # fmt: skip
-        run([py, "bench/refresh_sim.py", "--pages", "150", "--days", "40", "--warmup-days",
+        run([py, "bench/refresh_sim.py", "--pages", "120", "--days", "40", "--warmup-days",
              "10", "--out", str(out["refresh_sim"])], "refresh simulation")  # fmt: skip
     else:
         run([py, "bench/due_probe.py", "--json", str(out["due_probe"])], "due probe")
@@ -160,9 +173,10 @@ def main() -> None:
     loaded = {name: json.loads(path.read_text()) for name, path in out.items()}
     table_rows = rows(loaded["due_probe"], cli, loaded["e2e"], loaded["refresh_sim"])
     text = table(table_rows)
+    previous = json.loads(summary_path.read_text()) if args.from_results else {}
     summary = {
         "quick": args.quick,
-        "seconds": time.perf_counter() - started,
+        "seconds": previous.get("seconds", time.perf_counter() - started),
         "cli_startup": cli,
         "rows": [
             dict(
@@ -176,12 +190,10 @@ def main() -> None:
         ],
         "table": text,
     }
-    (RESULTS / f"summary{suffix}.json").write_text(
-        json.dumps(summary, indent=2, ensure_ascii=False)
-    )
+    summary_path.write_text(json.dumps(summary, indent=2, ensure_ascii=False))
     print()
     print(text)
-    print(f"\n{'bench-quick' if args.quick else 'bench'}: {time.perf_counter() - started:.0f} s; "
+    print(f"\n{'bench-quick' if args.quick else 'bench'}: {summary['seconds']:.0f} s; "
           f"results in {RESULTS.relative_to(BENCH.parent)}/")  # fmt: skip
 
 

@@ -10,14 +10,15 @@ export DO_NOT_TRACK := 1
 export TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS :=
 DAGSTER_HOME ?= $(CURDIR)/.catlas/dagster
 
-.PHONY: help demo test lint format ui dbt-parse sync clean bench eval wild-corpus
+.PHONY: help demo test lint format ui dbt-parse sync clean bench bench-quick bench-peers bench-tools eval wild-corpus
 
 help:
 	@echo "make demo   - live 21 simulated days against the fixture web and print the changes"
 	@echo "make test   - the whole test suite (SQLite and PostgreSQL)"
 	@echo "make lint   - ruff lint and format check"
 	@echo "make ui     - Dagster UI over the demo's state and lake (http://127.0.0.1:3000)"
-	@echo "make bench  - benchmarks (bench/README.md; needs PostgreSQL)"
+	@echo "make bench  - benchmarks beside their peers, one table (bench/README.md; needs PostgreSQL)"
+	@echo "make bench-quick - the same on a small scale, under two minutes"
 	@echo "make eval   - catlas on the wild corpus, through the CLI: precision and recall (bench/eval/README.md)"
 
 $(CURDIR)/.tools/bin/uv:
@@ -39,8 +40,24 @@ dbt-parse: .venv/.synced
 test: .venv/.synced dbt-parse
 	$(RUN) pytest
 
-bench: .venv/.synced
-	$(RUN) python bench/due_probe.py
+# The peers live in their own environment, never in the product's lock.
+bench/.peers/.installed: bench/peers/requirements.txt | $(UV)
+	test -x bench/.peers/bin/python || $(UV) venv --python 3.11 -q bench/.peers
+	$(UV) pip install -q --python bench/.peers -r bench/peers/requirements.txt
+	@touch $@
+
+bench-peers: bench/.peers/.installed
+
+# nginx (Debian nginx-light) serves the page set, wrk shows it is not the bottleneck.
+bench-tools:
+	@command -v nginx >/dev/null || test -x /usr/sbin/nginx || apt-get install -y nginx-light || { apt-get update && apt-get install -y nginx-light; }
+	@command -v wrk >/dev/null || apt-get install -y wrk || { apt-get update && apt-get install -y wrk; }
+
+bench: .venv/.synced bench-peers bench-tools
+	$(RUN) python bench/run_all.py
+
+bench-quick: .venv/.synced bench-peers bench-tools
+	$(RUN) python bench/run_all.py --quick
 
 # A measurement, not a test: catlas on sites it was not written against (fixtures/wild).
 eval: .venv/.synced

@@ -14,11 +14,13 @@ with a peer, never in a timed unit test.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import secrets
 import statistics
 import time
 from datetime import UTC, datetime
+from pathlib import Path
 
 import psycopg
 from sqlalchemy import text
@@ -42,6 +44,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sensors", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--json", type=Path, help="Also write the figures to this file.")
     args = parser.parse_args()
     admin_url = os.environ.get(
         "CATLAS_BENCH_PG_ADMIN_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -118,6 +121,20 @@ def main() -> None:
 
         claimed = _timed(claim, min(args.repeat, 5))
         print(f"claim_due (100): median {claimed * 1000:.2f} ms; claimed {sum(map(len, batch))}")
+        if args.json:
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            args.json.write_text(
+                json.dumps(
+                    {
+                        "sensors": args.sensors,
+                        "repeat": args.repeat,
+                        "next_due_at_ms": probe * 1000,
+                        "peer_min_ms": baseline * 1000,
+                        "claim_100_ms": claimed * 1000,
+                    },
+                    indent=2,
+                )
+            )
     finally:
         store.close()
         with psycopg.connect(admin_url, autocommit=True) as admin:

@@ -14,6 +14,7 @@ from catlas_assets.cli import (  # noqa: F401 - imported to register their comma
     review,
     robots,
     runs,
+    sensor_import,
 )
 from catlas_assets.cli.app import cli, main
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 
 import click
 
 from catlas_assets.cli.app import (
+    EXIT_RUN_FAILED,
     Context,
     cli,
     console,
@@ -16,12 +18,15 @@ from catlas_assets.cli.app import (
     table,
     when,
 )
+from catlas_assets.domain.verdict import FailWhen, exit_code
 from catlas_assets.domain.vocabulary import (
     RunKind,
     Surface,
 )
 from catlas_assets.run_options import Duration, control_from, run_options
-from catlas_assets.services.run_history import StaleReport, recent_runs, stale_report
+from catlas_assets.services.run_history import StaleReport, recent_runs, run_row, stale_report
+from catlas_assets.services.runs import RunReport
+from catlas_assets.services.runtime import Runtime
 
 
 @cli.command("run-sensor")
@@ -77,12 +82,16 @@ def run_sensor_cmd(
 @click.option(
     "--no-onboarding", is_flag=True, help="Daemon: skip the onboarding batch every 4 ticks."
 )
+@click.option(
+    "--json", "as_json", is_flag=True, help="With --once: print the verdict as one JSON object."
+)
 @run_options
 @pass_context
 def schedule(
     obj: Context,
     once: bool,
     no_onboarding: bool,
+    as_json: bool,
     max_requests: int | None,
     deadline: float | None,
     fail_when: str,
@@ -93,14 +102,17 @@ def schedule(
     from catlas_assets.services.runs import refused_report
     from catlas_assets.services.tick import run_tick
 
+    if as_json and not once:
+        raise click.UsageError("--json goes with --once")
     runtime = obj.runtime
     runtime.check_ready()
     control = control_from(max_requests, deadline)
     kind = RunKind.TICK if once else RunKind.DAEMON
+    done = partial(_finish_json, runtime) if as_json else finish
     try:
         with signals_stop(control):
             if once:
-                finish(run_tick(runtime, control=control).report, fail_when=fail_when)
+                done(run_tick(runtime, control=control).report, fail_when=fail_when)
                 return
             result = run_daemon(
                 runtime,
@@ -109,9 +121,25 @@ def schedule(
                 on_tick=lambda tick: console.print(tick.summary_line),
             )
     except BlockingIOError as exc:
-        finish(refused_report(kind, runtime.clock.now(), exc), fail_when=fail_when)
+        done(refused_report(kind, runtime.clock.now(), exc), fail_when=fail_when)
         return
     finish(result.report, fail_when=fail_when, others=result.ticks)
+
+
+def _finish_json(runtime: Runtime, report: RunReport, *, fail_when: str) -> None:
+    """The verdict as one JSON object on stdout, `tick_ms` in its counters; exit as `finish`.
+
+    `tick_ms` is read back from the run's `crawl_runs` row, so the figure printed is the
+    one stored (a run that never started has no row and no `tick_ms`).
+    """
+    data = report.as_json()
+    row = run_row(runtime, report.run_id)
+    tick_ms = row["tick_ms"] if row else None
+    if tick_ms is not None:
+        data["counters"] = {**data["counters"], "tick_ms": tick_ms}
+    click.echo(json.dumps(data, sort_keys=True))
+    if exit_code([report.outcome], FailWhen(fail_when)):
+        raise SystemExit(EXIT_RUN_FAILED)
 
 
 @cli.command("report")

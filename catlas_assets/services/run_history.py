@@ -26,6 +26,11 @@ def recent_runs(runtime: Runtime, *, limit: int = 20, kind: str | None = None) -
     return runtime.store.runs(limit=limit, kind=kind)
 
 
+def run_row(runtime: Runtime, run_id: str) -> Row | None:
+    """One run's stored row (None for a run that never started and wrote nothing)."""
+    return runtime.store.run(run_id)
+
+
 def stale_report(runtime: Runtime, runs: int, kind: str | None = None) -> StaleReport:
     kinds = [RunKind(kind)] if kind else list(RunKind)
     latest = [r for k in kinds if (r := runtime.store.last_run(k.value)) is not None]

@@ -500,6 +500,13 @@ class StateStore:
             row = conn.execute(query.order_by(crawl_runs.c.id.desc()).limit(1)).mappings().first()
             return dict(row) if row else None
 
+    def run(self, run_id: str) -> Row | None:
+        with self.engine.connect() as conn:
+            row = (
+                conn.execute(select(crawl_runs).where(crawl_runs.c.id == run_id)).mappings().first()
+            )
+            return dict(row) if row else None
+
     def runs(self, *, limit: int = 20, kind: str | None = None) -> list[Row]:
         query = select(crawl_runs).order_by(crawl_runs.c.id.desc()).limit(limit)
         if kind:

@@ -1,0 +1,201 @@
+"""Every benchmark, each beside its peer in the same run, and one table of the figures.
+
+    python bench/run_all.py [--quick]
+
+Runs due_probe.py (PostgreSQL), the CLI start-up cost, e2e.py (nginx, the peers' own
+environment) and refresh_sim.py; writes their bench/results/*.json and
+bench/results/summary.json, and prints one table: benchmark, catlas, peer, ratio,
+target, met. `--quick` is the same on a small scale (one round, a small page set) and
+ends within two minutes; its figures are a smoke test, not the ones to quote.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+RESULTS = BENCH / "results"
+PEERS_PYTHON = BENCH / ".peers" / "bin" / "python"
+CATLAS = Path(sys.executable).with_name("catlas")
+
+
+@dataclass(frozen=True)
+class Row:
+    benchmark: str
+    catlas: float | None
+    peer: float | None
+    peer_name: str
+    target: str
+    met: Callable[[float, float], bool] | None  # (catlas, ratio) -> met
+    digits: int = 1
+    # The median of the ratios taken within each round, where there are rounds; else
+    # the ratio of the two figures.
+    within_rounds: float | None = None
+
+    def cells(self) -> list[str]:
+        ratio = self.within_rounds
+        if ratio is None and self.catlas is not None and self.peer:
+            ratio = self.catlas / self.peer
+        met = (
+            "—"
+            if self.met is None or ratio is None
+            else ("yes" if self.met(self.catlas, ratio) else "no")
+        )
+        fmt = f"{{:,.{self.digits}f}}"
+        return [
+            self.benchmark,
+            "—" if self.catlas is None else fmt.format(self.catlas),
+            "—" if self.peer is None else f"{fmt.format(self.peer)} ({self.peer_name})",
+            "—" if ratio is None else f"{ratio:.3g}×",
+            self.target,
+            met,
+        ]
+
+
+def run(cmd: list[str], what: str) -> None:
+    print(f"== {what}: {' '.join(cmd)}", flush=True)
+    started = time.perf_counter()
+    subprocess.run(cmd, check=True, cwd=BENCH.parent)
+    print(f"== {what}: {time.perf_counter() - started:.0f} s", flush=True)
+
+
+def cpu_seconds(cmd: list[str], repeat: int) -> float:
+    """Median CPU (user + system) of a command's whole run, from wait4."""
+    samples = []
+    for _ in range(repeat):
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, _, usage = os.wait4(proc.pid, 0)
+        samples.append(usage.ru_utime + usage.ru_stime)
+    return statistics.median(samples)
+
+
+def startup(repeat: int) -> dict[str, float]:
+    print("== CLI start-up: catlas --help beside scrapy --help", flush=True)
+    scrapy = [str(PEERS_PYTHON), "-m", "scrapy", "--help"]
+    return {
+        "catlas_help_cpu_s": cpu_seconds([str(CATLAS), "--help"], repeat),
+        "scrapy_help_cpu_s": cpu_seconds(scrapy, repeat),
+        "repeat": repeat,
+    }
+
+
+def rows(
+    due: dict[str, Any], cli: dict[str, float], e2e: dict[str, Any], sim: dict[str, Any]
+) -> list[Row]:
+    m = e2e["medians"]
+    ratio_of = e2e["ratios"]
+    pol = sim["policies"]
+    n = f"{due['sensors']:,}"
+    return [
+        Row("first pass, pages/s", m["catlas_first"]["per_s"], m["scrapy"]["per_s"], "Scrapy",
+            "≥ 1.0×", lambda c, r: r >= 1.0, within_rounds=ratio_of["first_vs_scrapy"]),
+        Row("first pass, pages/s (changedetection.io)", m["catlas_first"]["per_s"],
+            m["cdio_first"]["per_s"], "changedetection.io", "—", None,
+            within_rounds=ratio_of["first_vs_cdio_first"]),
+        Row("conditional pass (all 304), sensors/s", m["catlas_conditional"]["per_s"],
+            m["aiohttp_floor"]["per_s"], "aiohttp floor", "≥ 0.3× and ≥ 1,500/s",
+            lambda c, r: r >= 0.3 and c >= 1500,
+            within_rounds=ratio_of["conditional_vs_aiohttp_floor"]),
+        Row("forced full refetch, nothing changed, pages/s", m["catlas_forced"]["per_s"],
+            m["cdio_unchanged"]["per_s"], "changedetection.io unchanged", "≥ 10×",
+            lambda c, r: r >= 10, within_rounds=ratio_of["forced_vs_cdio_unchanged"]),
+        Row("peak RSS of the first pass, MB", m["catlas_first"]["peak_rss_mb"],
+            m["scrapy"]["peak_rss_mb"], "Scrapy", "—", None, 0),
+        Row("nginx is not the bottleneck: fastest 304 client / wrk, req/s",
+            m["aiohttp_floor"]["per_s"], e2e["wrk"]["conditional_req_per_s"], "wrk",
+            "≤ 0.8×", lambda c, r: r <= 0.8, 0),
+        Row("nginx is not the bottleneck: fastest 200 client / wrk, req/s",
+            max(m["aiohttp_plain"]["per_s"], m["scrapy"]["per_s"]),
+            e2e["wrk"]["plain_req_per_s"], "wrk", "≤ 0.8×", lambda c, r: r <= 0.8, 0),
+        Row(f"due probe (next_due_at), {n} sensors, ms", due["next_due_at_ms"],
+            due["peer_min_ms"], "plain min()", "< 1,000 ms", lambda c, r: c < 1000, 2),
+        Row("catlas --help, CPU s", cli["catlas_help_cpu_s"], cli["scrapy_help_cpu_s"],
+            "scrapy --help", "< 0.3 s", lambda c, r: c < 0.3, 2),
+        Row("refresh: mean detection delay, h (rate_estimate / Nutch)",
+            pol["rate_estimate"]["mean_delay_h"], pol["nutch"]["mean_delay_h"], "Nutch adaptive",
+            "≤ 0.55×", lambda c, r: r <= 0.55, 2),
+        Row("refresh: mean detection delay, h (rate_estimate / fixed)",
+            pol["rate_estimate"]["mean_delay_h"], pol["fixed"]["mean_delay_h"], "fixed interval",
+            "≤ 0.45×", lambda c, r: r <= 0.45, 2),
+        Row("refresh: mean detection delay, h (spec formula / Nutch)",
+            pol["spec"]["mean_delay_h"], pol["nutch"]["mean_delay_h"], "Nutch adaptive", "—",
+            None, 2),
+        Row("refresh: freshness (rate_estimate / Nutch)", pol["rate_estimate"]["freshness"],
+            pol["nutch"]["freshness"], "Nutch adaptive", "—", None, 3),
+    ]  # fmt: skip
+
+
+def table(rows_: list[Row]) -> str:
+    header = ["benchmark", "catlas", "peer", "ratio", "target", "met"]
+    cells = [r.cells() for r in rows_]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(c) + " |" for c in cells]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument(
+        "--from-results", action="store_true", help="Print the table of the last run again."
+    )
+    args = parser.parse_args()
+    started = time.perf_counter()
+    suffix = "_quick" if args.quick else ""
+    out = {name: RESULTS / f"{name}{suffix}.json" for name in ("due_probe", "e2e", "refresh_sim")}
+    py = sys.executable
+    summary_path = RESULTS / f"summary{suffix}.json"
+    if args.from_results:
+        cli = json.loads(summary_path.read_text())["cli_startup"]
+    elif args.quick:
+        run([py, "bench/due_probe.py", "--sensors", "10000", "--repeat", "3",
+             "--json", str(out["due_probe"])], "due probe")  # fmt: skip
+        cli = startup(1)
+        run([py, "bench/e2e.py", "--pages", "40", "--hosts", "40", "--rounds", "1",
+             "--wrk-seconds", "2", "--out", str(out["e2e"])], "end to end")  # fmt: skip
+        run([py, "bench/refresh_sim.py", "--pages", "120", "--days", "40", "--warmup-days",
+             "10", "--out", str(out["refresh_sim"])], "refresh simulation")  # fmt: skip
+    else:
+        run([py, "bench/due_probe.py", "--json", str(out["due_probe"])], "due probe")
+        cli = startup(3)
+        run([py, "bench/e2e.py", "--profile", "--out", str(out["e2e"])], "end to end")
+        run([py, "bench/refresh_sim.py", "--out", str(out["refresh_sim"])], "refresh simulation")
+    loaded = {name: json.loads(path.read_text()) for name, path in out.items()}
+    table_rows = rows(loaded["due_probe"], cli, loaded["e2e"], loaded["refresh_sim"])
+    text = table(table_rows)
+    previous = json.loads(summary_path.read_text()) if args.from_results else {}
+    summary = {
+        "quick": args.quick,
+        "seconds": previous.get("seconds", time.perf_counter() - started),
+        "cli_startup": cli,
+        "rows": [
+            dict(
+                zip(
+                    ["benchmark", "catlas", "peer", "ratio", "target", "met"],
+                    r.cells(),
+                    strict=True,
+                )
+            )
+            for r in table_rows
+        ],
+        "table": text,
+    }
+    summary_path.write_text(json.dumps(summary, indent=2, ensure_ascii=False))
+    print()
+    print(text)
+    print(f"\n{'bench-quick' if args.quick else 'bench'}: {summary['seconds']:.0f} s; "
+          f"results in {RESULTS.relative_to(BENCH.parent)}/")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

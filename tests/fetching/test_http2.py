@@ -87,9 +87,14 @@ class TLSServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._server.close()
+        # The server is closed on its own loop: closing it from this thread races the loop's
+        # bookkeeping of a connection that is just ending.
+        asyncio.run_coroutine_threadsafe(self._close(), self.loop).result(10)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(10)
+
+    async def _close(self) -> None:
+        self._server.close()
 
     @staticmethod
     def _answer(path: str) -> tuple[int, bytes]:

@@ -119,6 +119,21 @@ class Settings:
     stale_after_failures: int = _setting(6, "Consecutive failures that make a sensor stale.")
     retire_after_failures: int = _setting(30, "Consecutive failures that retire a sensor.")
 
+    # -- repair (spec: Repair) -----------------------------------------------------------
+    repair_max_requests: int = _setting(
+        6, "Requests one sensor's repair attempt may send (robots.txt and redirect hops too)."
+    )
+    repair_cooldown_s: int = _setting(
+        6 * 3600, "A sensor's repair is not attempted again within this long of the last one."
+    )
+    repair_simhash_max_distance: int = _setting(
+        12, "A candidate is the same page when its simhash is within this Hamming distance..."
+    )
+    repair_min_ratio: float = _setting(
+        0.6, "...or when its text's fuzzy ratio (0-1) to the last snapshot's is at least this."
+    )
+    repair_batch: int = _setting(50, "Sensors one repair pass considers at most.")
+
     # -- run verdict (spec 001: stop rules) and scale-out ---------------------------------
     max_consecutive_failures: int = _setting(
         10, "Requests in a row that failed (after retries) before a run, or a domain, stops."
@@ -334,6 +349,8 @@ _POSITIVE = (
     "domain_daily_budget",
     "robots_ttl_s",
     "robots_recheck_batch",
+    "repair_max_requests",
+    "repair_batch",
 )
 _NOT_NEGATIVE = (
     "fetch_retries",
@@ -347,6 +364,9 @@ _NOT_NEGATIVE = (
     "discovery_max_ats_verifications",
     "discovery_ats_reserve",
     "onboarding_retry_backoff_s",
+    "repair_cooldown_s",
+    "repair_simhash_max_distance",
+    "repair_min_ratio",
 )
 
 

@@ -59,6 +59,7 @@ class ReviewKind(StrEnum):
     SENSOR_MIGRATION = "sensor_migration"
     SENSOR_STALE = "sensor_stale"
     SENSOR_RETIRED = "sensor_retired"
+    RUN_FAILED = "run_failed"  # a Dagster run failed: a person looks at its logs
 
 
 class ReviewStatus(StrEnum):

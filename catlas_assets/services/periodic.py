@@ -77,6 +77,13 @@ def _compaction(runtime: Runtime) -> str:
     return f"{len(results)} partition(s) checked, {merged} compacted"
 
 
+def _repair(runtime: Runtime) -> str:
+    from catlas_assets.services.repair import repair_pass  # repair imports the pipeline
+
+    result = repair_pass(runtime)
+    return result.report.summary_line if result.report else "repair: nothing done"
+
+
 def _onboarding(runtime: Runtime) -> str:
     return f"onboarding batch: {onboard_pending(runtime).report.summary_line}"
 
@@ -88,6 +95,8 @@ TASKS: dict[str, TaskSpec] = {
         TaskSpec(
             "lake_compaction", _compaction, ttl_s=3600, min_gap_s=1800, cadence=Cadence(minute=10)
         ),
+        # Spec: repair every 30 min (the Dagster `repair` job's schedule reads the same cadence).
+        TaskSpec("repair", _repair, ttl_s=1800, min_gap_s=1500, cadence=Cadence(1800)),
         # Every 4 ticks in the daemon (spec); the `pending_companies` sensor in Dagster.
         TaskSpec("onboarding", _onboarding, ttl_s=1800, min_gap_s=0),
     )

@@ -30,6 +30,7 @@ DOMAIN_LIBRARIES = {
     "numpy",
     "rapidfuzz",
     "selectolax",
+    "simhash",
     "tldextract",
 }
 COMPOSITION_ROOT = "catlas_assets.definitions"

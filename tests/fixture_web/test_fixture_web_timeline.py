@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tomllib
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -217,13 +218,35 @@ SCHEDULER_CHANGES = {
 }
 
 
+def repair_changes() -> set[tuple[str, str, int]]:
+    """The repair scenarios (fixtures/repair_scenarios.toml) and what says where pages went."""
+    scenarios = tomllib.loads((default_root().parent / "repair_scenarios.toml").read_text())
+    day = scenarios["day"]
+    moved = {
+        (urlsplit(s["url"]).hostname or "", urlsplit(s["url"]).path, day)
+        for s in scenarios["scenario"]
+    }
+    return moved | {
+        ("wayfarer-tools.com", "/", day),
+        ("wayfarer-tools.com", "/sitemap.xml", day),
+        ("wayfarer-tools.com", "/investors", day + 3),  # back after three days of 5xx
+        ("tidewater-supply.com", "/sitemap.xml", 4),  # lists the demo's moved careers page
+    }
+
+
 def test_nothing_changes_except_what_the_timeline_plants(client, web: FixtureWeb) -> None:
+    repairs = repair_changes()
     planted = (
         {(c["host"], c["path"], c["day"]) for c in changes()}
         | SCHEDULER_CHANGES
         | {(c["host"], c["path"], c["day"]) for c in facts_changes()}
+        | repairs
     )
-    planted_days = {(c["host"], c["day"]) for c in (*changes(), *facts_changes())}
+    planted_days = (
+        {(c["host"], c["day"]) for c in (*changes(), *facts_changes())}
+        | {(host, day) for host, _, day in repairs}
+        | {("blog.wayfarer-tools.com", 3)}
+    )
     urls = _every_url(web)
     assert len(urls) > 25
 

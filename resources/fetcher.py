@@ -285,6 +285,7 @@ class Fetcher:
             not_modified=status == 304,
             conditional=conditional,
             final_domain=final_domain,
+            redirect_status=state.redirect_status,
         )
 
     # -- robots.txt ----------------------------------------------------------------------
@@ -357,6 +358,8 @@ class Fetcher:
             )
             if status in REDIRECT_STATUSES and "location" in response_headers:
                 target = redirect_target(current, response_headers["location"], status)
+                if state.redirect_status is None:
+                    state.redirect_status = status
                 if target in seen:
                     raise FetchFailure(FailureClass.REDIRECT, f"redirect loop at {target}", status)
                 seen.add(target)
@@ -516,6 +519,7 @@ class _Attempts:
     final_url: str = ""
     limit: int | None = None  # the caller's cap on `requests` (discovery's budget)
     deadline: asyncio.Timeout | None = None
+    redirect_status: int | None = None  # the first hop's status when the URL redirected
 
 
 def _ms(started: float) -> int:

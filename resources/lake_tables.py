@@ -64,6 +64,7 @@ SNAPSHOTS = LakeTable(
         ("snapshot_id", pa.string()),
         ("run_id", pa.string()),
         ("sensor_id", pa.int64()),
+        ("lineage_id", pa.int64()),  # the first sensor of a chain of moves
         ("company_id", pa.int64()),
         ("surface", pa.string()),
         ("version", pa.int32()),
@@ -91,6 +92,7 @@ CHANGES = LakeTable(
         ("change_id", pa.string()),
         ("run_id", pa.string()),
         ("sensor_id", pa.int64()),
+        ("lineage_id", pa.int64()),  # the first sensor of a chain of moves
         ("company_id", pa.int64()),
         ("surface", pa.string()),
         ("snapshot_id", pa.string()),
@@ -113,6 +115,7 @@ ENTITY_EVENTS = LakeTable(
         ("run_id", pa.string()),
         ("company_id", pa.int64()),
         ("sensor_id", pa.int64()),
+        ("lineage_id", pa.int64()),  # the first sensor of a chain of moves
         ("entity_type", pa.string()),
         ("entity_key", pa.string()),
         ("event", pa.string()),
@@ -132,6 +135,7 @@ ENTITIES = LakeTable(
         ("entity_version_id", pa.string()),
         ("company_id", pa.int64()),
         ("sensor_id", pa.int64()),
+        ("lineage_id", pa.int64()),  # the first sensor of a chain of moves
         ("entity_type", pa.string()),
         ("entity_key", pa.string()),
         ("version", pa.int32()),

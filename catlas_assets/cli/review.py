@@ -1,4 +1,4 @@
-"""`catlas review list`: the review queue, what needs a person."""
+"""`catlas review list|show|accept|reject`: the review queue, what needs a person."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import json
 
 import click
 
-from catlas_assets.cli.app import Context, cli, pass_context, shorten, table, when
+from catlas_assets.cli.app import Context, cli, console, pass_context, shorten, table, when
 from catlas_assets.domain.vocabulary import ReviewKind, ReviewStatus
-from catlas_assets.services.review import list_review
+from catlas_assets.services.review import accept_review, list_review, reject_review, show_review
 
 
 @cli.group()
@@ -44,3 +44,63 @@ def review_list(obj: Context, kind: str | None, status: str) -> None:
         ],
         title=f"{len(rows)} review item(s)",
     )
+
+
+def _print_item(item: dict) -> None:
+    console.print(
+        f"review item {item['id']}: {item['kind']} ({item['status']}), sensor {item['sensor_id']}, "
+        f"company {item['company_id']}, opened {when(item['created_at'])}"
+        + (f", closed {when(item['closed_at'])}" if item.get("closed_at") else "")
+    )
+    detail = dict(item["detail"] or {})
+    candidates = detail.pop("candidates", None)
+    for key, value in sorted(detail.items()):
+        console.print(f"  {key}: {json.dumps(value, default=str, sort_keys=True)}", markup=False)
+    if candidates:
+        table(
+            ["candidate", "source", "simhash distance", "ratio", "passes"],
+            [(c["url"], c["source"], c["distance"], c["ratio"], c["passes"]) for c in candidates],
+        )
+
+
+@review.command("show")
+@click.argument("item_id", type=int)
+@pass_context
+def review_show(obj: Context, item_id: int) -> None:
+    """One review item in full, with its candidates and its sensor."""
+    item = show_review(obj.runtime, item_id)
+    _print_item(item)
+    sensor = item.get("sensor")
+    if sensor:
+        console.print(
+            f"sensor {sensor['id']}: {sensor['surface']} {sensor['url']} ({sensor['status']}, "
+            f"{sensor['consecutive_failures']} failure(s), last {sensor['last_failure_class'] or '-'})",
+            markup=False,
+        )
+
+
+@review.command("accept")
+@click.argument("item_id", type=int)
+@click.option("--to", "to", help="The candidate URL to migrate to (when there are several).")
+@click.option("--note", default="", help="Why, for the record.")
+@pass_context
+def review_accept(obj: Context, item_id: int, to: str | None, note: str) -> None:
+    """Accept: perform a migration, unblock a source robots.txt allows again, acknowledge."""
+    item = accept_review(obj.runtime, item_id, to=to, note=note)
+    _print_item(item)
+
+
+@review.command("reject")
+@click.argument("item_id", type=int)
+@click.option(
+    "--retire/--keep",
+    default=False,
+    show_default=True,
+    help="Retire the item's sensor, or keep it as it is.",
+)
+@click.option("--note", default="", help="Why, for the record.")
+@pass_context
+def review_reject(obj: Context, item_id: int, retire: bool, note: str) -> None:
+    """Reject: close the item; the sensor is retired (--retire) or kept (--keep)."""
+    item = reject_review(obj.runtime, item_id, retire=retire, note=note)
+    _print_item(item)

@@ -22,13 +22,16 @@ CLOSES = frozenset({"removed", "no_longer_listed"})
 def derive(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     by_entity: dict[tuple[int, int, str, str], list[dict[str, Any]]] = defaultdict(list)
     for event in events:
-        key = (event["company_id"], event["sensor_id"], event["entity_type"], event["entity_key"])
+        # One history per surface across moves: grouped by the chain's first sensor.
+        lineage = event.get("lineage_id") or event["sensor_id"]
+        key = (event["company_id"], lineage, event["entity_type"], event["entity_key"])
         by_entity[key].append(event)
     rows: list[dict[str, Any]] = []
-    for (company_id, sensor_id, entity_type, entity_key), items in sorted(by_entity.items()):
+    for (company_id, lineage_id, entity_type, entity_key), items in sorted(by_entity.items()):
         # `superseded` sorts before the `updated` written at the same instant.
         items.sort(key=lambda e: (e["observed_at"], e["event"] != "superseded", e["event_id"]))
         first_seen = items[0]["observed_at"]
+        sensor_id = items[-1]["sensor_id"]  # the sensor that saw it last
         listed = [e["observed_at"] for e in items if e["event"] in LISTED]
         last_seen: datetime | None = max(listed) if listed else None
         removed_at = items[-1]["observed_at"] if items[-1]["event"] in CLOSES else None
@@ -51,13 +54,14 @@ def derive(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
             ):
                 versions[-1]["valid_to"] = event["observed_at"]
         for index, version in enumerate(versions):
-            ident = f"{company_id}:{sensor_id}:{entity_type}:{entity_key}:{version['valid_from'].isoformat()}"
+            ident = f"{company_id}:{lineage_id}:{entity_type}:{entity_key}:{version['valid_from'].isoformat()}"
             attributes = version["attributes"]
             rows.append(
                 {
                     "entity_version_id": "ent_" + hashlib.sha256(ident.encode()).hexdigest()[:24],
                     "company_id": company_id,
                     "sensor_id": sensor_id,
+                    "lineage_id": lineage_id,
                     "entity_type": entity_type,
                     "entity_key": entity_key,
                     "version": index + 1,

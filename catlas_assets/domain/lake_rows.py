@@ -15,6 +15,7 @@ from typing import Any
 
 from catlas_assets.domain.extract.extraction import EXTRACTOR_VERSION, Extraction
 from catlas_assets.domain.pipeline_data import Fetched, SensorState
+from catlas_assets.domain.repair import lineage_of
 from catlas_assets.domain.significance import Comparison
 from catlas_assets.domain.structured_delta import StructuredDelta
 from catlas_assets.domain.vocabulary import ChangeKind, ChangeStatus, FailureClass, Outcome
@@ -114,6 +115,7 @@ def snapshot_row(
         "snapshot_id": snapshot_id_for(base["observation_id"]),
         "run_id": base["run_id"],
         "sensor_id": sensor.id,
+        "lineage_id": lineage_of(sensor.id, sensor.config),
         "company_id": sensor.company_id,
         "surface": sensor.surface,
         "version": version,
@@ -154,6 +156,7 @@ def entity_event_rows(
             "run_id": run_id,
             "company_id": sensor.company_id,
             "sensor_id": sensor.id,
+            "lineage_id": lineage_of(sensor.id, sensor.config),
             "entity_type": event["entity_type"],
             "entity_key": event["entity_key"],
             "event": event["event"],
@@ -185,6 +188,7 @@ def change_row(
         "change_id": change_id_for(snapshot_id),
         "run_id": run_id,
         "sensor_id": sensor.id,
+        "lineage_id": lineage_of(sensor.id, sensor.config),
         "company_id": sensor.company_id,
         "surface": sensor.surface,
         "snapshot_id": snapshot_id,

@@ -24,6 +24,7 @@ from catlas_assets.domain.lake_rows import ObjectKeys, validators
 from catlas_assets.domain.normalize import Block, Normalized, normalize, sha256_hex
 from catlas_assets.domain.pipeline_data import Fetched, InboxEntry, ReviewItem, SensorState
 from catlas_assets.domain.reconcile import reconcile
+from catlas_assets.domain.repair import follow_move, permanent_move
 from catlas_assets.domain.significance import Comparison, History, compare, remember
 from catlas_assets.domain.structured_delta import StructuredDelta, empty_delta, has_typed_change
 from catlas_assets.domain.structured_delta import summary as delta_summary
@@ -31,6 +32,7 @@ from catlas_assets.domain.taxonomy import FAILURE_POLICY, change_kind, tier_for_
 from catlas_assets.domain.urls import registrable_domain
 from catlas_assets.domain.vocabulary import (
     MEANINGFUL_OR_ABOVE,
+    SUCCESSES,
     ChangeKind,
     ChangeStatus,
     FailureClass,
@@ -76,6 +78,47 @@ class Observed:
 
 
 def observe(
+    sensor: SensorState,
+    fetched: Fetched,
+    previous_blocks: list[Block] | None,
+    *,
+    previous_extraction: Extraction | None = None,
+    now: datetime,
+    run_id: str,
+    observation_id: str,
+    policy: Policy,
+    rng: random.Random,
+) -> Observed:
+    result = _observe(
+        sensor,
+        fetched,
+        previous_blocks,
+        previous_extraction=previous_extraction,
+        now=now,
+        run_id=run_id,
+        observation_id=observation_id,
+        policy=policy,
+        rng=rng,
+    )
+    if result.outcome in SUCCESSES:
+        _follow_permanent_move(sensor, fetched, result)
+    return result
+
+
+def _follow_permanent_move(sensor: SensorState, fetched: Fetched, result: Observed) -> None:
+    """A 301/308 to the same registrable domain seen on two consecutive runs moves the
+    sensor's URL (the old one kept in `config.previous_urls`): no redirect hop paid forever,
+    and no change row, since the content is what it was."""
+    target = permanent_move(sensor.url, fetched.redirect_status, fetched.final_url)
+    config = result.sensor_update.get("config", sensor.config)
+    new_config, moved = follow_move(config, sensor.url, target)
+    if new_config != config:
+        result.sensor_update["config"] = new_config
+    if moved and target is not None:
+        result.sensor_update["url"] = target
+
+
+def _observe(
     sensor: SensorState,
     fetched: Fetched,
     previous_blocks: list[Block] | None,

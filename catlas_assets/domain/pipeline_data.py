@@ -62,6 +62,7 @@ class Fetched:
     skipped_reason: str = ""
     retry_at: datetime | None = None
     final_domain: str = ""  # the registrable domain of `final_url` ("" if not known)
+    redirect_status: int | None = None  # the first hop's status when `url` redirected
 
     @property
     def content_type(self) -> str:

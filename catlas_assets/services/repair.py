@@ -133,7 +133,7 @@ def repair_pass(
     control = control or RunControl()
     if control.stop_before_start() or control.budget_stop():
         return RepairResult([], unstarted_report(RunKind.REPAIR, runtime.clock.now()), dry_run)
-    rows = _due(runtime, sensor_id)
+    rows = due_sensors(runtime, sensor_id)
     recorder = None if dry_run else RunRecorder(runtime, RunKind.REPAIR, launch_handle)
     run_id = recorder.run_id if recorder else "dry-run"
 
@@ -153,7 +153,7 @@ def repair_pass(
     return RepairResult(attempts, _finish(recorder, attempts, stop), False)
 
 
-def _due(runtime: Runtime, sensor_id: int | None) -> list[dict[str, Any]]:
+def due_sensors(runtime: Runtime, sensor_id: int | None = None) -> list[dict[str, Any]]:
     if sensor_id is not None:
         row = runtime.store.sensor(sensor_id)
         if row["status"] == SensorStatus.RETIRED:
@@ -327,10 +327,15 @@ def _apply(runtime: Runtime, row: dict[str, Any], attempt: Attempt, now: datetim
         return
     repair_store.update_sensor(store, row["id"], now=now, config=stamp)
     if decision.action is rules.Action.MIGRATE and decision.successor:
-        attempt.successor_id = migrate_sensor(
-            runtime, row["id"], decision.successor, note="migrated by repair", now=now
-        )
-    elif decision.action is rules.Action.REVIEW:
+        try:
+            attempt.successor_id = migrate_sensor(
+                runtime, row["id"], decision.successor, note="migrated by repair", now=now
+            )
+            return
+        except CatlasError as exc:  # the successor URL is watched already: a person decides
+            attempt.decision = rules.Decision(rules.Action.REVIEW, reason=str(exc))
+            detail["reason"] = str(exc)
+    if attempt.decision.action is rules.Action.REVIEW:
         attempt.review_id = repair_store.open_review(
             store, ReviewKind.SENSOR_MIGRATION, row, detail, now
         )
@@ -338,8 +343,19 @@ def _apply(runtime: Runtime, row: dict[str, Any], attempt: Attempt, now: datetim
         repair_store.retire(store, row["id"], detail=detail, now=now)
 
 
-def migrate_sensor(runtime: Runtime, sensor_id: int, url: str, *, note: str, now: datetime) -> int:
-    """Move a sensor's watch to `url`: a new `pending` sensor continuing its lineage."""
+def migrate_sensor(
+    runtime: Runtime,
+    sensor_id: int,
+    url: str,
+    *,
+    note: str,
+    now: datetime,
+    keep_item: int | None = None,
+) -> int:
+    """Move a sensor's watch to `url`: a new `pending` sensor continuing its lineage.
+    The sensor's open migration items are closed, but `keep_item` (its caller closes it)."""
     old = runtime.store.sensor(sensor_id)
     config = rules.successor_config(sensor_id, old["config"] or {}, now)
-    return repair_store.migrate(runtime.store, old, url=url, new_config=config, note=note, now=now)
+    return repair_store.migrate(
+        runtime.store, old, url=url, new_config=config, note=note, now=now, keep_item=keep_item
+    )

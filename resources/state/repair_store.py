@@ -91,7 +91,14 @@ def update_sensor(
 
 
 def migrate(
-    store: StateStore, old: Row, *, url: str, new_config: Row, note: str, now: datetime
+    store: StateStore,
+    old: Row,
+    *,
+    url: str,
+    new_config: Row,
+    note: str,
+    now: datetime,
+    keep_item: int | None = None,
 ) -> int:
     """Retire `old` in favour of a new sensor on `url`; returns the new sensor's id."""
     with store.transaction(write_lock=True) as conn:
@@ -99,6 +106,15 @@ def migrate(
         if (current["config"] or {}).get("successor_id"):
             raise CatlasError(f"sensor {old['id']} has moved already")
         values = {k: current[k] for k in _CARRIED}
+        taken = conn.execute(
+            select(sensors.c.id).where(
+                sensors.c.company_id == current["company_id"],
+                sensors.c.surface == current["surface"],
+                sensors.c.url == url,
+            )
+        ).first()
+        if taken is not None:
+            raise CatlasError(f"sensor {taken[0]} watches {url} already")
         new_id = conn.execute(
             insert(sensors).values(
                 company_id=current["company_id"],
@@ -134,6 +150,7 @@ def migrate(
                 review_queue.c.sensor_id == old["id"],
                 review_queue.c.kind == ReviewKind.SENSOR_MIGRATION,
                 review_queue.c.status == ReviewStatus.OPEN,
+                review_queue.c.id != (keep_item or 0),
             )
             .values(status=ReviewStatus.CLOSED, closed_at=now, detail=_noted(conn, old["id"], note))
         )

@@ -78,11 +78,19 @@ def test_a_removed_page_fails_as_page_removed_and_a_moved_page_is_followed(
         assert rows and {r[0] for r in rows} == {"PAGE_REMOVED"}
     for moved in _planted("redirect"):
         url = f"http://{moved['host']}{moved['path']}"
+        target = f"http://{moved['host']}{moved['location']}"
+        since = EPOCH + timedelta(days=moved["day"] + 1)
         finals = con.execute(
             f"SELECT DISTINCT final_url FROM {observations} WHERE url = ? AND fetched_at >= ?",
-            [url, EPOCH + timedelta(days=moved["day"] + 1)],
+            [url, since],
         ).fetchall()
-        assert finals == [(f"http://{moved['host']}{moved['location']}",)]
+        assert set(finals) <= {(target,)}
+        # A same-domain 301 seen twice moves the sensor: later fetches ask the target itself.
+        direct = con.execute(
+            f"SELECT count(*) FROM {observations} WHERE url = ? AND final_url = ? AND fetched_at >= ?",
+            [target, target, since],
+        ).fetchone()
+        assert direct is not None and direct[0] > 0
 
 
 def test_the_lake_reads_the_same_through_catlas_and_plain_duckdb(

@@ -15,7 +15,7 @@ from resources.state import migrate
 from resources.state.schema import metadata
 from resources.state.store import StateStore, create_state_engine
 
-HEAD = "0001"
+HEAD = "0002_repair"
 
 
 def _revision_of(url: str) -> str | None:
@@ -109,7 +109,8 @@ def later_head(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     """A migrations folder whose head is one revision past the real one."""
     folder = tmp_path / "migrations"
     shutil.copytree(migrate.MIGRATIONS, folder, ignore=shutil.ignore_patterns("__pycache__"))
-    (folder / "versions" / "0002_later.py").write_text(NEXT_REVISION)
+    later = NEXT_REVISION.replace('down_revision = "0001"', f'down_revision = "{HEAD}"')
+    (folder / "versions" / "0002_later.py").write_text(later)
     monkeypatch.setattr(migrate, "MIGRATIONS", folder)
     return "0002"
 

@@ -13,6 +13,7 @@ from sensors_dag.notifications import (
 )
 from sensors_dag.onboarding import onboarding_job, pending_companies
 from sensors_dag.periodic import periodic_jobs, periodic_schedules
+from sensors_dag.repair import failed_runs_to_review, repair_job, repair_schedule
 from sensors_dag.schedules import hourly_compaction
 from sensors_dag.sensors import due_sensors
 
@@ -23,8 +24,9 @@ defs = dg.Definitions(
         onboarding_job,
         notify_changes,
         derive_entities_job,
+        repair_job,
         *periodic_jobs,
     ],
-    sensors=[due_sensors, pending_companies, pending_changes],
-    schedules=[hourly_compaction, daily_entities, *periodic_schedules],
+    sensors=[due_sensors, pending_companies, pending_changes, failed_runs_to_review],
+    schedules=[hourly_compaction, daily_entities, repair_schedule, *periodic_schedules],
 )

@@ -116,3 +116,9 @@ def _robots_allows(runtime: Runtime, item: dict[str, Any]) -> None:
         raise CatlasError(
             f"robots.txt still refuses {url} ({'; '.join(check.lines())}): the item stays open"
         )
+
+
+def open_run_failed(runtime: Runtime, *, dagster_run_id: str, job: str, message: str) -> int:
+    """A failed Dagster run becomes a review item (one per run): a person reads its logs."""
+    detail = {"dagster_run_id": dagster_run_id, "job": job, "error": message[:2000]}
+    return repair_store.open_run_review(runtime.store, detail, runtime.clock.now())

@@ -253,12 +253,14 @@ def test_the_periodic_tasks_are_exactly_those_declared(make_runtime, database_ur
     assert {name: spec.cadence for name, spec in periodic.TASKS.items()} == {
         "stale_claim_sweep": periodic.Cadence(every_s=300),
         "lake_compaction": periodic.Cadence(minute=10),
+        "repair": periodic.Cadence(every_s=1800),  # spec: every 30 min
         "onboarding": None,  # every 4 ticks in the daemon, a sensor in Dagster
     }
     result = DaemonResult(report=None)  # type: ignore[arg-type]
     scheduler = _periodic_scheduler(make_runtime(database_url), result)
     triggers = {job.id: job.trigger for job in scheduler.get_jobs()}
-    assert set(triggers) == {"stale_claim_sweep", "lake_compaction"}
+    assert set(triggers) == {"stale_claim_sweep", "lake_compaction", "repair"}
+    assert triggers["repair"].interval == timedelta(seconds=1800)
     assert triggers["stale_claim_sweep"].interval == timedelta(seconds=300)
     assert str(triggers["lake_compaction"].fields[6]) == "10"  # the cron trigger's minute
 
@@ -292,7 +294,9 @@ def test_dagster_schedules_read_the_declared_cadences_and_settings_time_zone(
     )
     compaction = repo.get_schedule_def("compact_lake_schedule").cron_schedule
     assert compaction == periodic.cadence_of("lake_compaction").cron()
-    assert not repo.has_job("periodic_repair")  # no schedule runs a job that does nothing
+    assert repo.get_schedule_def("repair_schedule").cron_schedule == (
+        periodic.cadence_of("repair").cron()
+    )
     monkeypatch.setenv("CATLAS_TZ", "Europe/Berlin")
     try:
         reloaded = importlib.reload(dagster_periodic)

@@ -127,10 +127,11 @@ class Settings:
         6 * 3600, "A sensor's repair is not attempted again within this long of the last one."
     )
     repair_simhash_max_distance: int = _setting(
-        12, "A candidate is the same page when its simhash is within this Hamming distance..."
+        12, "Simhash Hamming distance at or under which a candidate is the last snapshot's page."
     )
     repair_min_ratio: float = _setting(
-        0.6, "...or when its text's fuzzy ratio (0-1) to the last snapshot's is at least this."
+        0.6,
+        "Fuzzy text ratio (0-1) at or over which a candidate is that page (either test suffices).",
     )
     repair_batch: int = _setting(50, "Sensors one repair pass considers at most.")
 

@@ -100,6 +100,14 @@ def demo(
         ],
         title=f"{len(result.changes)} changes detected",
     )
+    table(
+        ["company", "surface", "sensor", "from", "to", "how"],
+        [
+            (r["company"], r["surface"], r["sensor_id"], r["from"], r["to"], r["how"])
+            for r in result.repairs
+        ],
+        title=f"{len(result.repairs)} sensor(s) repaired",
+    )
     console.print(
         "outcomes: " + ", ".join(f"{k}={v}" for k, v in sorted(result.outcomes.items()) if v)
     )

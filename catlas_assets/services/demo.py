@@ -14,6 +14,8 @@ from typing import Any
 from catlas_assets.domain.verdict import Tally
 from catlas_assets.domain.vocabulary import SUCCESSES, RunKind, Stop
 from catlas_assets.services import compaction, demo_seed, onboarding, sql
+from catlas_assets.services.periodic import cadence_of
+from catlas_assets.services.repair import repair_pass
 from catlas_assets.services.run_control import RunControl
 from catlas_assets.services.runs import RunRecorder, RunReport, unstarted_report
 from catlas_assets.services.runtime import Runtime
@@ -23,6 +25,7 @@ from fixture_web import DEFAULT_NOW, FixtureWeb, default_root
 from resources.clock import VirtualClock
 
 MIN_STEP = timedelta(minutes=5)
+REPAIR_EVERY = timedelta(seconds=cadence_of("repair").every_s or 1800)
 DEMO_MARKER = "demo.json"
 
 
@@ -33,6 +36,7 @@ class DemoResult:
     ticks: int
     changes: list[dict[str, Any]] = field(default_factory=list)
     outcomes: dict[str, int] = field(default_factory=dict)
+    repairs: list[dict[str, Any]] = field(default_factory=list)  # moved or migrated sensors
 
 
 def fixtures_dir() -> Path:
@@ -114,7 +118,9 @@ def run_demo(
             (state_dir / DEMO_MARKER).write_text(
                 f'{{"run_id": "{report.run_id}", "days": {days}}}\n'
             )
-            return DemoResult(reset, report, lived.ticks, _changes(runtime), dict(totals))
+            return DemoResult(
+                reset, report, lived.ticks, _changes(runtime), dict(totals), _repairs(runtime)
+            )
         finally:
             runtime.close()
 
@@ -141,6 +147,7 @@ def _live(
 ) -> _Lived:
     """Tick, then move the clock (and the fixture web) to the next due sensor, until `end`."""
     lived = _Lived()
+    last_repair = clock.now()
     while True:
         if (budget := control.budget_stop()) is not None:
             lived.stop, lived.why = budget
@@ -155,6 +162,10 @@ def _live(
         lived.totals.update(tick.report.counters)
         lived.productive = lived.productive or any(r.outcome in SUCCESSES for r in tick.runs)
         now = clock.now()
+        if now - last_repair >= REPAIR_EVERY:
+            # The daemon's periodic repair (every 30 min), on the virtual clock.
+            repair_pass(runtime, control=control)
+            last_repair = now
         if on_progress is not None:
             on_progress(now, end)
         if now >= end:
@@ -177,3 +188,31 @@ def _changes(runtime: Runtime) -> list[dict[str, Any]]:
         {**dict(zip(result.columns, row, strict=True)), "company": names.get(row[0], "?")}
         for row in result.rows
     ]
+
+
+def _repairs(runtime: Runtime) -> list[dict[str, Any]]:
+    """Sensors whose page moved: followed in place (a same-domain 301) or migrated."""
+    names = {c["id"]: c["name"] for c in runtime.store.list_companies()}
+    out = []
+    for sensor in runtime.store.list_sensors():
+        config = sensor["config"] or {}
+        before = None
+        how = ""
+        if config.get("predecessor_id"):
+            before = runtime.store.sensor(config["predecessor_id"])["url"]
+            how = f"migrated by repair (sensor {config['predecessor_id']} retired)"
+        elif config.get("previous_urls"):
+            before = config["previous_urls"][-1]
+            how = "followed a permanent redirect"
+        if before is not None:
+            out.append(
+                {
+                    "company": names.get(sensor["company_id"], "?"),
+                    "surface": sensor["surface"],
+                    "sensor_id": sensor["id"],
+                    "from": before,
+                    "to": sensor["url"],
+                    "how": how,
+                }
+            )
+    return out

@@ -118,3 +118,19 @@ def test_running_the_demo_again_resets_its_state_and_says_so(
     assert sorted((c["company"], c["surface"], c["kind"]) for c in again.changes) == sorted(
         (c["company"], c["surface"], c["kind"]) for c in first.changes
     )
+
+
+def test_the_demo_repairs_the_moved_pages(demo_state: tuple[Path, DemoResult]) -> None:
+    _, result = demo_state
+    repaired = {(r["company"], r["surface"]): r for r in result.repairs}
+    for removed in _planted("removed"):
+        if "successor" not in removed:
+            continue
+        repair = repaired[removed["company"], removed["surface"]]
+        assert repair["from"] == f"http://{removed['host']}{removed['path']}"
+        assert repair["to"] == f"http://{removed['host']}{removed['successor']}"
+        assert repair["how"].startswith("migrated by repair")
+    for moved in _planted("redirect"):
+        repair = repaired[moved["company"], moved["surface"]]
+        assert repair["to"] == f"http://{moved['host']}{moved['location']}"
+        assert repair["how"] == "followed a permanent redirect"

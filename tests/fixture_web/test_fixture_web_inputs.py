@@ -36,7 +36,7 @@ def companies() -> dict[str, dict[str, str]]:
 
 def test_companies_have_valid_importance_and_tier(web: FixtureWeb) -> None:
     rows = companies()
-    assert set(rows) == {"Northwind Robotics", "Bluefin Analytics", "Orbit Pay"}
+    assert set(rows) == {"Northwind Robotics", "Bluefin Analytics", "Orbit Pay", "Tidewater Supply"}
     for row in rows.values():
         assert 0 <= float(row["importance"]) <= 1
         assert int(row["tier"]) in {1, 2, 3, 4}
@@ -45,7 +45,7 @@ def test_companies_have_valid_importance_and_tier(web: FixtureWeb) -> None:
 
 def test_timeline_entries_use_the_vocabulary(web: FixtureWeb) -> None:
     entries = tomllib.loads((default_root() / "timeline.toml").read_text())["change"]
-    assert len(entries) == 11
+    assert len(entries) == 12
     names = set(companies())
     for entry in entries:
         assert {"host", "path", "day", "company", "surface", "what", "expect"} <= set(entry)
@@ -62,7 +62,7 @@ def test_sensors_name_known_companies_and_answer_on_day_0(client) -> None:
     sensors = tomllib.loads((FIXTURES / "sensors.toml").read_text())["sensor"]
     names = set(companies())
     surfaces = {(s["company"], s["surface"]) for s in sensors}
-    assert len(surfaces) == len(sensors) == 12
+    assert len(surfaces) == len(sensors) == 14
     for sensor in sensors:
         assert sensor["company"] in names
         assert sensor["surface"] in SURFACES

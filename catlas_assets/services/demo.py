@@ -15,7 +15,7 @@ from catlas_assets.domain.verdict import Tally
 from catlas_assets.domain.vocabulary import SUCCESSES, RunKind, Stop
 from catlas_assets.services import compaction, demo_seed, onboarding, sql
 from catlas_assets.services.periodic import cadence_of
-from catlas_assets.services.repair import repair_pass
+from catlas_assets.services.repair import due_sensors, repair_pass
 from catlas_assets.services.run_control import RunControl
 from catlas_assets.services.runs import RunRecorder, RunReport, unstarted_report
 from catlas_assets.services.runtime import Runtime
@@ -163,8 +163,10 @@ def _live(
         lived.productive = lived.productive or any(r.outcome in SUCCESSES for r in tick.runs)
         now = clock.now()
         if now - last_repair >= REPAIR_EVERY:
-            # The daemon's periodic repair (every 30 min), on the virtual clock.
-            repair_pass(runtime, control=control)
+            # The daemon's periodic repair (every 30 min), on the virtual clock; a pass
+            # is recorded only when some sensor is due for one.
+            if due_sensors(runtime):
+                repair_pass(runtime, control=control)
             last_repair = now
         if on_progress is not None:
             on_progress(now, end)

@@ -137,3 +137,39 @@ def test_review_show_of_an_unknown_item_is_an_error(make_runtime, database_url: 
         env={"CATLAS_STATE_DIR": runtime.settings.state_dir, "CATLAS_DATABASE_URL": database_url},
     )
     assert result.exit_code != 0
+
+
+def test_catlas_repair_dry_run_writes_nothing_then_the_pass_migrates(
+    make_runtime, web: FixtureWeb, database_url: str
+) -> None:
+    runtime = make_runtime(database_url)
+    pricing = _broken(runtime, web, "pricing", "/pricing")
+    before = runtime.store.sensor(pricing)
+    dry = _catlas(runtime, "repair", "--dry-run", "--sensor", str(pricing))
+    assert dry.exit_code == 0, dry.output
+    assert f"{SITE}/plans" in dry.output and "migrate" in dry.output
+    assert f"{SITE}/prices" in dry.output  # the decoy is scored, and fails
+    assert "nothing was written" in dry.output
+    assert runtime.store.sensor(pricing) == before
+    assert runtime.store.runs(kind="repair") == []
+
+    done = _catlas(runtime, "repair", "--sensor", str(pricing))
+    assert done.exit_code == 0, done.output
+    assert "verdict: success" in done.output
+    old = runtime.store.sensor(pricing)
+    assert runtime.store.sensor(old["config"]["successor_id"])["url"] == f"{SITE}/plans"
+    (run,) = runtime.store.runs(kind="repair")
+    assert run["productive"] and run["outcome"] == "success"
+
+
+def test_an_attempt_never_sends_more_than_its_request_budget(
+    make_runtime, web: FixtureWeb, database_url: str
+) -> None:
+    runtime = make_runtime(database_url, repair_max_requests=2)
+    pricing = _broken(runtime, web, "pricing", "/pricing")
+    web.clear_requests()
+    (attempt,) = repair_pass(runtime, sensor_id=pricing).attempts
+    assert len(web.requests) <= 2 and attempt.requests == len(web.requests)
+    # The budget ran out before any candidate could be fetched: nothing was migrated.
+    assert attempt.decision.action.value in ("wait", "review")
+    assert not runtime.store.sensor(pricing)["config"].get("successor_id")

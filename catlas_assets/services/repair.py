@@ -143,7 +143,10 @@ def repair_pass(
             for row in rows:
                 if control.budget_stop() or control.interruption():
                     return attempts, Stop.INTERRUPTED
-                attempts.append(await _attempt(runtime, fetcher, row, run_id, dry_run))
+                try:
+                    attempts.append(await _attempt(runtime, fetcher, row, run_id, dry_run))
+                except CatlasError:
+                    continue  # claimed by a worker right now: its run decides, not ours
         return attempts, Stop.QUEUE_EMPTY
 
     attempts, stop = asyncio.run(go())

@@ -13,6 +13,7 @@ import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from catlas_assets.cli.app import (
+    EXIT_BAD_INPUT,
     EXIT_RUN_FAILED,
     Context,
     cli,
@@ -145,3 +146,5 @@ def companies_import(obj: Context, csv_file: Path) -> None:
         f"{report.added} added, {report.existing} already known, "
         f"{len(bad) + len(report.problems)} bad rows skipped; discovery queued for new companies"
     )
+    if bad or report.problems:
+        raise SystemExit(EXIT_BAD_INPUT)

@@ -6,7 +6,7 @@ from typing import Any
 
 from catlas_assets.domain.connectors import registry as connectors
 from catlas_assets.domain.seeding import seed_sensor
-from catlas_assets.domain.urls import check_url, registrable_domain
+from catlas_assets.domain.urls import check_url, normalize_website, registrable_domain
 from catlas_assets.domain.vocabulary import DiscoveryMethod, SensorStatus, Surface
 from catlas_assets.errors import CatlasError, NotFoundError
 from catlas_assets.services.runtime import Runtime
@@ -23,7 +23,8 @@ def add_company(
         raise CatlasError(f"importance {importance} is outside 0-1")
     if tier not in (1, 2, 3, 4):
         raise CatlasError(f"tier {tier} is not one of 1, 2, 3, 4")
-    domain = registrable_domain(check_url(website)) if website else None
+    website = normalize_website(website) if website else None
+    domain = registrable_domain(website) if website else None
     company_id = runtime.store.add_company(
         name=name,
         website=website,

@@ -1,7 +1,9 @@
 """`catlas companies import FILE.csv`: add companies in bulk, idempotently.
 
 Columns: `name`, `website`, `importance` (0-1, default 0.5), `tier` (1-4, default 3).
-A bad row is reported with its line number and skipped; the good rows are kept. A company
+A website is taken as people write it (`acme.com`, `WWW.Acme.com/en/`, an IDN) and stored
+in its canonical form (domain/urls.normalize_website). A bad row is reported with its line
+number and skipped; the good rows are kept, and the command then exits 2. A company
 already known by name is left as it is, so importing the same file twice adds nothing.
 Every new company gets its discover job queued (catalog.add_company).
 """
@@ -14,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from catlas_assets.domain.urls import check_url
+from catlas_assets.domain.urls import normalize_website
 from catlas_assets.errors import CatlasError
 from catlas_assets.services import catalog
 from catlas_assets.services.runtime import Runtime
@@ -42,7 +44,7 @@ def _row(line: int, raw: dict[str, Any]) -> CompanyRow:
         raise ValueError("name is empty")
     website = (raw.get("website") or "").strip() or None
     if website:
-        check_url(website)
+        website = normalize_website(website)
     importance_text = (raw.get("importance") or "").strip()
     tier_text = (raw.get("tier") or "").strip()
     try:

@@ -48,7 +48,7 @@ from catlas_assets.domain.selection import select
 from catlas_assets.domain.sitemap import SitemapError, parse_sitemap
 from catlas_assets.domain.surfaces_from_robots import robots_candidates
 from catlas_assets.domain.taxonomy import PROBE_PATHS, SUBDOMAIN_SURFACES
-from catlas_assets.domain.urls import check_url, registrable_domain
+from catlas_assets.domain.urls import normalize_website, registrable_domain
 from catlas_assets.domain.vocabulary import DiscoveryMethod, FailureClass, OnboardingStatus, Surface
 from catlas_assets.services.runtime import Runtime
 from resources.fetcher import Fetcher
@@ -498,7 +498,7 @@ async def discover_async(
 ) -> DiscoveryResult:
     if not website:
         return DiscoveryResult(website=None, status=OnboardingStatus.NO_WEBSITE)
-    website = check_url(website)
+    website = normalize_website(website)
     discovery = _Discovery(runtime, fetcher)
     return await discovery.run(website)
 

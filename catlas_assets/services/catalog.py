@@ -43,6 +43,31 @@ def add_company(
     return company_id
 
 
+def change_website(runtime: Runtime, company_id: int, website: str | None) -> bool:
+    """Give a company another website; True (and its discovery queued again) if it changed.
+
+    This is what brings a `no_website` company back: discovery never retries it on its own.
+    """
+    website = normalize_website(website) if website else None
+    company = runtime.store.company(company_id)
+    if company["website"] == website:
+        return False
+    runtime.store.update_company(
+        company_id,
+        website=website,
+        domain=registrable_domain(website) if website else None,
+        onboarding_error=None,
+        updated_at=runtime.clock.now(),
+    )
+    enqueue_discover(
+        runtime.store,
+        company_id,
+        now=runtime.clock.now(),
+        max_attempts=runtime.settings.onboarding_max_attempts,
+    )
+    return True
+
+
 def resolve_company(runtime: Runtime, ref: str) -> dict[str, Any]:
     """A company by id or by exact name."""
     if ref.isdigit():

@@ -233,13 +233,16 @@ class _Discovery:
         return True
 
     # -- the steps -----------------------------------------------------------------------
-    async def homepage(self, website: str) -> tuple[Fetched | None, str]:
+    async def homepage(self, website: str) -> tuple[Fetched | None, str, bool]:
+        """The homepage, else why not; the flag says whether any variant resolved."""
         last_error = "no variant of the website resolves"
+        resolved = False
         for variant in website_variants(website):
             parts = urlsplit(variant)
             port = parts.port or (443 if parts.scheme == "https" else 80)
             if not await self.resolves(parts.hostname or "", port):
                 continue
+            resolved = True
             if not self.affordable(variant):
                 raise _BudgetSpent()
             fetched = await self.get(variant)
@@ -247,12 +250,12 @@ class _Discovery:
                 last_error = f"robots.txt of {parts.netloc} disallows its homepage"
                 continue
             if fetched.failure_class is None and fetched.status == 200:
-                return fetched, ""
+                return fetched, "", True
             last_error = (
                 f"{variant}: {fetched.failure_class.value if fetched.failure_class else ''} "
                 f"{fetched.failure_detail or fetched.status}".strip()
             )
-        return None, last_error
+        return None, last_error, resolved
 
     def robots_named(self, site: str, domain: str) -> None:
         """Surfaces the site's robots.txt names and allows (method `robots`).
@@ -463,9 +466,13 @@ class _Discovery:
         return result
 
     async def _steps(self, website: str, original: str, result: DiscoveryResult) -> None:
-        fetched, error = await self.homepage(website)
+        fetched, error, resolved = await self.homepage(website)
         if fetched is None:
             result.error = f"homepage unreachable: {error}"
+            if not resolved:
+                # Spec: a website none of whose variants is in DNS is no website at all;
+                # asking again changes nothing until someone gives another website.
+                result.status = OnboardingStatus.NO_WEBSITE
             return
         home = fetched.final_url
         domain = registrable_domain(home)

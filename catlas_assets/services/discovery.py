@@ -6,7 +6,9 @@ generic-HTML extraction of the homepage → the surfaces robots.txt names and al
 (method `robots`, no request: it was read before the homepage) → robots.txt `Sitemap:`
 lines or `/sitemap.xml` (an index plus `discovery_max_sitemap_children`, 4) → ATS
 detection in the homepage and the best careers page, each board verified by one request
-to its vendor (Workday: its public board page) → `discovery_max_probes` (12) common-path
+to its vendor (Workday: its public board page); with no careers page found, the
+`careers.`/`jobs.` subdomain probes run here and the page that answers is that best
+careers page → the blog/newsroom listing page beside each feed (feed_listing.py) → `discovery_max_probes` (12) common-path
 probes (soft-404 and redirect-to-home rejected) → subdomain probes (DNS first,
 `discovery_max_subdomain_gets`, 6). Every HTTP request counts against
 `discovery_max_requests` (robots.txt, redirect hops, verification); DNS lookups do not.
@@ -41,6 +43,7 @@ from catlas_assets.domain.candidates import (
     website_variants,
 )
 from catlas_assets.domain.connectors.statuspage import SUMMARY_PATH
+from catlas_assets.domain.feed_listing import listing_from_feed_body
 from catlas_assets.domain.page_links import PageLinks, extract_links, is_soft_404
 from catlas_assets.domain.pipeline_data import Fetched
 from catlas_assets.domain.robots import RobotsTxt
@@ -149,6 +152,7 @@ class _Discovery:
         self.robots_refused: list[str] = []
         self.book = CandidateBook()
         self.fetched_urls: set[str] = set()
+        self.subdomain_gets = 0
 
     # -- budget and polite fetching ------------------------------------------------------
     def left(self) -> int:
@@ -356,6 +360,23 @@ class _Discovery:
             ):
                 self.book.add(status_api_candidate(url, DiscoveryMethod.NAV))
 
+    async def feed_listings(self, domain: str) -> None:
+        """The blog/newsroom page beside each feed (spec: `feed` next to `blog`/`newsroom`).
+
+        A feed in a section names its listing by its URL (no request); a feed at the root
+        is read once, for its `<link>` or its items' section, while neither surface is found.
+        """
+        for feed_url in self.book.add_feed_listings(domain):
+            if self.book.has(Surface.BLOG) or self.book.has(Surface.NEWSROOM):
+                return
+            if self.left() <= self.settings.discovery_ats_reserve or not self.affordable(feed_url):
+                self._cut("feed listing")
+                return
+            fetched = await self.ok_get(feed_url)
+            listing = listing_from_feed_body(fetched.body, feed_url) if fetched else None
+            if listing is not None:
+                self.book.add_feed_listing(listing, domain)
+
     async def probes(self, site: str, homepage_url: str) -> None:
         wanted = [(s, p) for s, p in PROBE_PATHS if not self.book.has(s)]
         if not wanted:
@@ -402,17 +423,22 @@ class _Discovery:
             if not rejected and surface is Surface.CAREERS:
                 await self.verify_boards(page.all_urls())
 
-    async def subdomains(self, site: str, domain: str) -> None:
+    async def subdomains(self, site: str, domain: str, only: Surface | None = None) -> None:
+        """The surface subdomains still missing (DNS first); `only` one surface's labels.
+
+        `careers.`/`jobs.` run early, as part of the careers/ATS step (`only=CAREERS`), when
+        no careers page was found: the page that answers there is the best careers page,
+        and its ATS is detected on it. The GET cap covers both calls.
+        """
         scheme = urlsplit(site).scheme
-        gets = 0
         seen_hosts = {urlsplit(u).hostname for u in self.fetched_urls}
         for label, surface in SUBDOMAIN_SURFACES:
-            if self.book.has(surface):
+            if self.book.has(surface) or (only is not None and surface is not only):
                 continue
             host = f"{label}.{domain}"
             if host in seen_hosts:
                 continue
-            if gets >= self.settings.discovery_max_subdomain_gets:
+            if self.subdomain_gets >= self.settings.discovery_max_subdomain_gets:
                 return
             if not await self.resolves(host, 443 if scheme == "https" else 80):
                 continue  # DNS first: a name that does not resolve costs no request
@@ -420,7 +446,7 @@ class _Discovery:
             if not self.affordable(url):
                 self._cut("subdomains")
                 return
-            gets += 1
+            self.subdomain_gets += 1
             fetched = await self.ok_get(url)
             if fetched is None:
                 continue
@@ -429,6 +455,9 @@ class _Discovery:
                     self.book.add(status_api_candidate(url, DiscoveryMethod.SUBDOMAIN))
                 continue
             if registrable_domain(fetched.final_url) != domain:
+                if surface is Surface.CAREERS:
+                    # careers.acme.com -> the ATS's own board: that board is the find.
+                    await self.verify_boards([fetched.final_url])
                 continue
             self.book.add(subdomain_candidate(fetched.final_url, surface))
             if surface is Surface.CAREERS:
@@ -495,7 +524,9 @@ class _Discovery:
         await self.sitemaps(site, domain)
         await self.verify_boards(page.all_urls())
         await self.verify_boards(await self.careers_page(home))
+        await self.subdomains(site, domain, only=Surface.CAREERS)
         await self.status_from_links(status_hosts)
+        await self.feed_listings(domain)
         await self.probes(site, home)
         await self.subdomains(site, domain)
 

@@ -42,6 +42,7 @@ from catlas_assets.domain.candidates import (
     subdomain_candidate,
     website_variants,
 )
+from catlas_assets.domain.classify import classify_url
 from catlas_assets.domain.connectors.statuspage import SUMMARY_PATH
 from catlas_assets.domain.feed_listing import listing_from_feed_body
 from catlas_assets.domain.page_links import PageLinks, extract_links, is_soft_404
@@ -344,7 +345,34 @@ class _Discovery:
             return []
         self.book.mark(best.url, Surface.CAREERS, verified=True)
         page = extract_links(fetched.body, fetched.content_type, fetched.final_url)
-        return page.all_urls()
+        urls = [fetched.final_url, *page.all_urls()]
+        if ats.detect_boards(urls):
+            return urls
+        return urls + await self.careers_subdomain_page(page, fetched.final_url)
+
+    async def careers_subdomain_page(self, page: PageLinks, careers_url: str) -> list[str]:
+        """A careers page with no board that links the careers site on a subdomain
+        (`/careers` -> "Open positions" -> `jobs.acme.com`, which embeds the ATS): that page
+        is read too, once, and is the careers candidate it links."""
+        domain = registrable_domain(careers_url)
+        here = urlsplit(careers_url).hostname
+        for link in page.links:
+            if urlsplit(link.url).hostname == here or link.url in self.fetched_urls:
+                continue
+            found = classify_url(link.url, company_domain=domain, text=link.text)
+            if found is None or found.surface is not Surface.CAREERS:
+                continue
+            if not self.affordable(link.url):
+                self._cut("ats")
+                return []
+            fetched = await self.ok_get(link.url)
+            if fetched is None:
+                return []
+            self.book.add_links(PageLinks(links=[link]), domain)
+            self.book.mark(link.url, Surface.CAREERS, verified=True)
+            other = extract_links(fetched.body, fetched.content_type, fetched.final_url)
+            return [fetched.final_url, *other.all_urls()]
+        return []
 
     async def status_from_links(self, status_hosts: list[str]) -> None:
         for status_origin in status_hosts:

@@ -189,6 +189,16 @@ SITES: dict[str, str] = {
     "boards-api.greenhouse.io/v1/boards/brightside/jobs": json.dumps(
         {"jobs": [], "meta": {"total": 0}}
     ),
+    # The careers page on the main host has no board; it links the careers site on a
+    # subdomain, whose page embeds the Lever board in a script tag.
+    "twohop-works.com/index.html": _page('<nav><a href="/careers">Careers</a></nav>'),
+    "twohop-works.com/careers.html": _page(
+        '<main><a href="http://jobs.twohop-works.com/">See open positions</a></main>'
+    ),
+    "jobs.twohop-works.com/index.html": _page(
+        '<main>Open positions</main><script src="http://jobs.lever.co/twohop/embed.js"></script>'
+    ),
+    "api.lever.co/v0/postings/twohop": "[]",
 }
 SURFACE_HOSTS = [
     "careers",
@@ -266,3 +276,12 @@ def test_the_request_budget_holds_with_every_surface_subdomain_answering(
     selected, data = _selected(catlas, "http://manyhosts.org")
     assert data["requests"] <= data["max_requests"] == 25
     assert "careers" in selected
+
+
+def test_a_careers_page_without_a_board_leads_to_the_careers_subdomain_that_has_it(
+    catlas: Catlas,
+) -> None:
+    selected, data = _selected(catlas, "http://twohop-works.com")
+    board = selected["jobs_board"]
+    assert board["connector"] == "lever" and board["verified"]
+    assert data["requests"] <= 25

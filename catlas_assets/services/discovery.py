@@ -8,8 +8,9 @@ lines or `/sitemap.xml` (an index plus `discovery_max_sitemap_children`, 4) → 
 detection in the homepage and the best careers page, each board verified by one request
 to its vendor (Workday: its public board page); with no careers page found, the
 `careers.`/`jobs.` subdomain probes run here and the page that answers is that best
-careers page → the blog/newsroom listing page beside each feed (feed_listing.py) → `discovery_max_probes` (12) common-path
-probes (soft-404 and redirect-to-home rejected) → subdomain probes (DNS first,
+careers page (one that has no board but links a careers subdomain has that page read
+too) → the blog/newsroom listing page beside each feed (feed_listing.py) →
+`discovery_max_probes` (12) common-path probes (soft-404 and redirect-to-home rejected) → subdomain probes (DNS first,
 `discovery_max_subdomain_gets`, 6). Every HTTP request counts against
 `discovery_max_requests` (robots.txt, redirect hops, verification); DNS lookups do not.
 robots.txt is fetched once per host and obeyed before any other request to that host.

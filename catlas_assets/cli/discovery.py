@@ -13,6 +13,7 @@ import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from catlas_assets.cli.app import (
+    EXIT_BAD_INPUT,
     EXIT_RUN_FAILED,
     Context,
     cli,
@@ -144,4 +145,7 @@ def companies_import(obj: Context, csv_file: Path) -> None:
     console.print(
         f"{report.added} added, {report.existing} already known, "
         f"{len(bad) + len(report.problems)} bad rows skipped; discovery queued for new companies"
+        + (f"; {report.moved} websites changed, discovery queued again" if report.moved else "")
     )
+    if bad or report.problems:
+        raise SystemExit(EXIT_BAD_INPUT)

@@ -16,7 +16,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from catlas_assets.domain.classify import classify_url, path_depth
+from catlas_assets.domain.classify import PATH_KEYWORDS, classify_url, fold, path_depth
+from catlas_assets.domain.feed_listing import listing_from_feed_url
 from catlas_assets.domain.page_links import PageLinks
 from catlas_assets.domain.taxonomy import (
     DEPTH_DECAY,
@@ -30,6 +31,7 @@ from catlas_assets.domain.vocabulary import DiscoveryMethod, Surface
 # The confidence of each kind of find that is not a classified URL (those carry the
 # confidence `classify_url` gives them).
 FEED_CONFIDENCE = 0.9  # a `link rel=alternate` feed on the company's own domain
+FEED_LISTING_CONFIDENCE = 0.75  # the listing page a feed belongs to (feed_listing.py)
 PROBE_CONFIDENCE = 0.8  # a common path that answered 200 and is no soft-404
 SUBDOMAIN_CONFIDENCE = 0.9  # a surface subdomain that answered on the company's domain
 BOARD_CONFIDENCE = {True: 1.0, False: 0.5}  # an ATS board whose API answered in its shape
@@ -245,6 +247,51 @@ class CandidateBook:
                     connector="feed",
                 )
             )
+
+    def add_feed_listing(self, listing_url: str, domain: str) -> None:
+        """The `blog`/`newsroom` page a feed belongs to, unless already a candidate.
+
+        A listing whose name says nothing (`/posts`, `/stories`) is the blog; one under a
+        news word (`/en/news`, `/presse/...`) the newsroom.
+        """
+        if registrable_domain(listing_url) != domain:
+            return
+        found = classify_url(listing_url, company_domain=domain)
+        if found is not None and found.surface in (Surface.BLOG, Surface.NEWSROOM):
+            surface = found.surface
+        elif found is not None and found.surface is not Surface.HOMEPAGE:
+            return  # a careers or docs feed is not a blog
+        else:
+            news_words = PATH_KEYWORDS[Surface.NEWSROOM][1]
+            segments = [fold(s) for s in urlsplit(listing_url).path.split("/") if s]
+            surface = Surface.NEWSROOM if news_words & set(segments) else Surface.BLOG
+        if any(
+            c.surface in (Surface.BLOG, Surface.NEWSROOM) and same_url(c.url, listing_url)
+            for c in self.candidates
+        ):
+            return
+        self.add(
+            Candidate(
+                url=listing_url,
+                surface=surface,
+                method=DiscoveryMethod.FEED,
+                confidence=FEED_LISTING_CONFIDENCE,
+                verified=False,
+                depth=path_depth(listing_url),
+            )
+        )
+
+    def add_feed_listings(self, domain: str) -> list[str]:
+        """Listing pages for every eligible feed; the feeds at the site's root (their
+        listing can only be read from the feed itself) are returned."""
+        at_root = []
+        for feed in [c for c in self.candidates if c.surface is Surface.FEED and not c.rejected]:
+            listing = listing_from_feed_url(feed.url)
+            if listing is None:
+                at_root.append(feed.url)
+            else:
+                self.add_feed_listing(listing, domain)
+        return at_root
 
     def add_sitemap_urls(self, urls: Iterable[str], domain: str) -> None:
         for url in urls:

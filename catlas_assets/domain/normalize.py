@@ -12,8 +12,9 @@ served, only `normalized_hash` and the diff read the masked form:
 
 - timestamps with a time of day (`2026-01-05T08:00:00Z`, `08:15 UTC`, `3:04 pm`): build
   stamps, "last updated" lines and API `updated_at` fields;
-- relative dates (`3 minutes ago`, `Posted 3 Days Ago`, `just now`, `yesterday`): they
-  change daily while the underlying date does not;
+- relative dates (`3 minutes ago`, `Posted 3 Days Ago`, `just now`, `yesterday`, and
+  `il y a 2 jours`, `vor 3 Tagen`, `hace 2 días`, `2 dagen geleden`, `3 giorni fa`,
+  `för 2 dagar sedan`): they change daily while the underlying date does not;
 - live counters (`1,204 people viewing`, `37 views`, `12 online now`);
 - session and CSRF tokens (long hex or base64-like runs of 24+ characters);
 - cache-busting and tracking query strings in URLs written out in the text
@@ -35,6 +36,8 @@ from typing import Any
 
 import charset_normalizer
 from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+from catlas_assets.domain.relative_dates import RELATIVE_DATE
 
 DROP_TAGS = frozenset(
     {"script", "style", "noscript", "template", "svg", "nav", "footer", "iframe", "head", "button"}
@@ -91,6 +94,7 @@ _VOLATILE: tuple[tuple[re.Pattern[str], str], ...] = (
         ),
         "<ago>",
     ),
+    (RELATIVE_DATE, "<ago>"),  # the same in fr, de, es, nl, it, sv (domain/relative_dates)
     (
         re.compile(
             r"\b\d[\d,.]*\s+(?:people|visitors|users|others)?\s*(?:are\s+)?(?:viewing|watching|online|views)\b(?:\s+now)?",

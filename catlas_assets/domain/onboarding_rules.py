@@ -1,9 +1,11 @@
 """What onboarding decides, pure: a discover job's retry or death, and what discovery stores.
 
 Spec (Discovery): `onboard_pending` claims `queue_jobs(kind='discover')`; every claim counts
-an attempt. A failed attempt sends the job back to `pending` after `retry backoff ×
-attempts` (the company `pending` again), until the attempts reach `max_attempts`: the job
-is then `dead` and the company `failed`. A batch interrupted while a company was in flight
+an attempt. A failed attempt (the website resolves but discovery
+failed) sends the job back to `pending` after `retry backoff × attempts` with the company
+`failed` and its `onboarding_error`, until the attempts reach `max_attempts`: the job is
+then `dead`. A website none of whose variants resolves ends the job `done` with the company
+`no_website`: it is not retried until the company's website changes. A batch interrupted while a company was in flight
 gives its job back as it was: the attempt is not counted and no backoff applies.
 
 A finished discovery is stored as plans: one `SensorPlan` per selected surface and one
@@ -37,15 +39,17 @@ def after_failed_attempt(
     """A failed attempt: pending again after `backoff × attempts`, or dead at `max_attempts`."""
     if attempts >= max_attempts:
         return FailedAttempt(QueueJobStatus.DEAD, now, OnboardingStatus.FAILED)
-    return FailedAttempt(QueueJobStatus.PENDING, now + backoff * attempts, OnboardingStatus.PENDING)
+    # The company says `failed` (with its `onboarding_error`) while its job waits to retry.
+    return FailedAttempt(QueueJobStatus.PENDING, now + backoff * attempts, OnboardingStatus.FAILED)
 
 
 def after_interruption(*, attempts: int, max_attempts: int, now: datetime) -> FailedAttempt:
     """A company in flight when its batch was interrupted: its claim's attempt does not
     count and it is due again at once."""
-    return after_failed_attempt(
+    back = after_failed_attempt(
         attempts=attempts - 1, max_attempts=max_attempts, now=now, backoff=timedelta(0)
     )
+    return FailedAttempt(back.job_status, back.run_after, OnboardingStatus.PENDING)
 
 
 def rediscovered(existing_method: str, *, method: str, confidence: float) -> dict[str, Any]:

@@ -9,6 +9,7 @@ they are where ATS job boards hide. Also the soft-404 test: a 200 page that is r
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from urllib.parse import urldefrag, urljoin
 
@@ -18,6 +19,9 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 from catlas_assets.domain.normalize import decode_body
 
 NAV_TAGS = frozenset({"nav", "header", "footer"})
+# An absolute URL in script text or JSON, `\/`-escaped or not.
+_BLOB_URL = re.compile(r"""https?:(?:\\?/){2}[^\s"'<>`\\]+(?:\\/[^\s"'<>`\\]*)*""")
+MAX_BLOB_URLS = 200
 FEED_TYPES = frozenset({"application/rss+xml", "application/atom+xml", "application/feed+json"})
 # Two pages this similar are the same template: a probe answering like a known-missing
 # path is a soft-404.
@@ -42,13 +46,16 @@ class Link:
 class PageLinks:
     links: list[Link] = field(default_factory=list)
     embeds: list[str] = field(default_factory=list)
+    # URLs written inside inline scripts and data-* attributes (a JSON blob, a widget's
+    # config): where a client-rendered careers page names its ATS board.
+    blob_urls: list[str] = field(default_factory=list)
     feeds: list[str] = field(default_factory=list)
     same_as: list[str] = field(default_factory=list)
     title: str = ""
     text: str = ""
 
     def all_urls(self) -> list[str]:
-        return [link.url for link in self.links] + self.embeds
+        return [link.url for link in self.links] + self.embeds + self.blob_urls
 
 
 def _region(node: LexborNode) -> str:
@@ -108,6 +115,7 @@ def extract_links(body: bytes, content_type: str, base_url: str) -> PageLinks:
         url = _absolute(base, node.attributes.get("href"))
         if url and "alternate" in rel and kind in FEED_TYPES and url not in page.feeds:
             page.feeds.append(url)
+    _blob_urls(tree, base, page)
     for node in tree.css('script[type="application/ld+json"]'):
         try:
             _same_as(json.loads(node.text() or "null"), page.same_as)
@@ -116,6 +124,23 @@ def extract_links(body: bytes, content_type: str, base_url: str) -> PageLinks:
     body_node = tree.body
     page.text = " ".join(body_node.text(separator=" ").split()) if body_node else ""
     return page
+
+
+def _blob_urls(tree: LexborHTMLParser, base: str, page: PageLinks) -> None:
+    texts = [node.text() or "" for node in tree.css("script:not([src])")]
+    for node in tree.css("*"):
+        texts.extend(
+            value
+            for name, value in node.attributes.items()
+            if name.startswith("data-") and value and "http" in value
+        )
+    for text in texts:
+        for match in _BLOB_URL.finditer(text):
+            url = _absolute(base, match.group(0).replace("\\/", "/").rstrip(".,;)"))
+            if url and url not in page.blob_urls and url not in page.embeds:
+                page.blob_urls.append(url)
+                if len(page.blob_urls) >= MAX_BLOB_URLS:
+                    return
 
 
 def looks_not_found(title: str) -> bool:

@@ -5,7 +5,8 @@ people / products / locations by `name_norm`, pricing plans by name (versioned: 
 price supersedes the old version), news by canonical URL, incidents by id.
 
 Events: `added` (new key), `seen` (same key, same attributes: refreshes last_seen_at),
-`updated` (same key, new attributes), `superseded` (a pricing plan's previous version,
+`updated` (same key, a material attribute changed: materiality.py; a new `updated_at` or
+posting date alone is `seen`), `superseded` (a pricing plan's previous version,
 closed with valid_to), `no_longer_listed` (a job gone), `removed` (any other entity gone).
 
 Removals happen only from a trustworthy extraction: a structured answer (ATS or
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from catlas_assets.domain.extract.extraction import Extraction
+from catlas_assets.domain.materiality import material_changes
 from catlas_assets.domain.structured_delta import DeltaItem, DeltaUpdate, StatusDelta, display_name
 
 GUARD_MIN_ENTITIES = 10
@@ -76,17 +78,14 @@ def reconcile(previous: Extraction | None, new: Extraction) -> Reconciliation:
                 continue
             was = _attributes(old[key])
             attrs = _attributes(item)
-            if was == attrs:
+            changes = material_changes(entity_type, was, attrs)
+            if not changes:
+                # Same entity, at most book-keeping moved (materiality.py): seen again.
                 result.events.append(_event(entity_type, key, "seen", item))
                 continue
             if entity_type == "pricing_plan":
                 result.events.append(_event(entity_type, key, "superseded", old[key]))
             result.events.append(_event(entity_type, key, "updated", item))
-            changes = {
-                k: [was.get(k), attrs.get(k)]
-                for k in sorted(set(was) | set(attrs))
-                if was.get(k) != attrs.get(k)
-            }
             result.updated.setdefault(entity_type, []).append(
                 {
                     "key": key,

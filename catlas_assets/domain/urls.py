@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
+import re
+from urllib.parse import urlsplit, urlunsplit
 
 import tldextract
 
@@ -41,3 +42,46 @@ def registrable_domain(host_or_url: str) -> str:
     host = host_of(host_or_url) if "://" in host_or_url else host_or_url.lower()
     parts = _EXTRACT(host)
     return parts.top_domain_under_public_suffix or host
+
+
+_HOST = re.compile(r"[a-z0-9_-]+(\.[a-z0-9_-]+)*|\[[0-9a-f:.]+\]")
+
+
+def _ascii_host(host: str, given: str) -> str:
+    """A host as DNS reads it: lower case, IDN labels in punycode (`bücher.de` -> `xn--...`)."""
+    host = host.strip().rstrip(".").lower()
+    try:
+        return host.encode("idna").decode("ascii") if not host.isascii() else host
+    except UnicodeError:
+        raise BadURL(f"website {given!r} has a host that is not a valid name") from None
+
+
+def normalize_website(website: str) -> str:
+    """A website as people write it -> one canonical URL, or BadURL.
+
+    `acme.com`, `Acme.COM/`, `//acme.com`, `www.acme.com`, `acme.com/en/` and
+    `https://ACME.com/en` are all accepted: no scheme means https (discovery then tries
+    http too, see candidates.website_variants); the host is lower-cased and an IDN becomes
+    punycode; a trailing slash, the query and the fragment go; a path like `/en` stays (it
+    is where that site's homepage lives). `www.` is kept as written: some sites answer only
+    on one of the two names, and discovery tries the other one anyway.
+    """
+    text = website.strip()
+    if not text:
+        raise BadURL("website is empty")
+    if "://" not in text:
+        scheme_less = text.removeprefix("//")
+        head = scheme_less.split("/", 1)[0]
+        if ":" in head and not head.split(":", 1)[1].split("/")[0].isdigit():
+            # `mailto:x`, `javascript:...`: a scheme, and not an http one.
+            return check_url(text)
+        text = "https://" + scheme_less
+    parts = urlsplit(text)
+    scheme = parts.scheme.lower()
+    check_url(urlunsplit((scheme, parts.netloc, parts.path, "", "")))
+    host = _ascii_host(parts.hostname or "", website)
+    if not _HOST.fullmatch(host):
+        raise BadURL(f"website {website!r} has a host that is not a valid name")
+    netloc = host if parts.port is None else f"{host}:{parts.port}"
+    path = parts.path.rstrip("/")
+    return urlunsplit((scheme, netloc, path, "", ""))

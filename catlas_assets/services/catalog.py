@@ -6,7 +6,7 @@ from typing import Any
 
 from catlas_assets.domain.connectors import registry as connectors
 from catlas_assets.domain.seeding import seed_sensor
-from catlas_assets.domain.urls import check_url, registrable_domain
+from catlas_assets.domain.urls import check_url, normalize_website, registrable_domain
 from catlas_assets.domain.vocabulary import DiscoveryMethod, SensorStatus, Surface
 from catlas_assets.errors import CatlasError, NotFoundError
 from catlas_assets.services.runtime import Runtime
@@ -23,7 +23,8 @@ def add_company(
         raise CatlasError(f"importance {importance} is outside 0-1")
     if tier not in (1, 2, 3, 4):
         raise CatlasError(f"tier {tier} is not one of 1, 2, 3, 4")
-    domain = registrable_domain(check_url(website)) if website else None
+    website = normalize_website(website) if website else None
+    domain = registrable_domain(website) if website else None
     company_id = runtime.store.add_company(
         name=name,
         website=website,
@@ -40,6 +41,31 @@ def add_company(
         max_attempts=runtime.settings.onboarding_max_attempts,
     )
     return company_id
+
+
+def change_website(runtime: Runtime, company_id: int, website: str | None) -> bool:
+    """Give a company another website; True (and its discovery queued again) if it changed.
+
+    This is what brings a `no_website` company back: discovery never retries it on its own.
+    """
+    website = normalize_website(website) if website else None
+    company = runtime.store.company(company_id)
+    if company["website"] == website:
+        return False
+    runtime.store.update_company(
+        company_id,
+        website=website,
+        domain=registrable_domain(website) if website else None,
+        onboarding_error=None,
+        updated_at=runtime.clock.now(),
+    )
+    enqueue_discover(
+        runtime.store,
+        company_id,
+        now=runtime.clock.now(),
+        max_attempts=runtime.settings.onboarding_max_attempts,
+    )
+    return True
 
 
 def resolve_company(runtime: Runtime, ref: str) -> dict[str, Any]:

@@ -1,8 +1,11 @@
 """`catlas companies import FILE.csv`: add companies in bulk, idempotently.
 
 Columns: `name`, `website`, `importance` (0-1, default 0.5), `tier` (1-4, default 3).
-A bad row is reported with its line number and skipped; the good rows are kept. A company
-already known by name is left as it is, so importing the same file twice adds nothing.
+A website is taken as people write it (`acme.com`, `WWW.Acme.com/en/`, an IDN) and stored
+in its canonical form (domain/urls.normalize_website). A bad row is reported with its line
+number and skipped; the good rows are kept, and the command then exits 2. A company
+already known by name is left as it is, so importing the same file twice adds nothing,
+except a new website for it: that is stored and its discovery queued again.
 Every new company gets its discover job queued (catalog.add_company).
 """
 
@@ -14,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from catlas_assets.domain.urls import check_url
+from catlas_assets.domain.urls import normalize_website
 from catlas_assets.errors import CatlasError
 from catlas_assets.services import catalog
 from catlas_assets.services.runtime import Runtime
@@ -33,6 +36,7 @@ class CompanyRow:
 class ImportReport:
     added: int = 0
     existing: int = 0
+    moved: int = 0  # known companies whose website the file changes (discovery queued again)
     problems: list[str] = field(default_factory=list)
 
 
@@ -42,7 +46,7 @@ def _row(line: int, raw: dict[str, Any]) -> CompanyRow:
         raise ValueError("name is empty")
     website = (raw.get("website") or "").strip() or None
     if website:
-        check_url(website)
+        website = normalize_website(website)
     importance_text = (raw.get("importance") or "").strip()
     tier_text = (raw.get("tier") or "").strip()
     try:
@@ -85,8 +89,11 @@ def import_companies(
 ) -> ImportReport:
     report = ImportReport()
     for row in rows:
-        if runtime.store.company_by_name(row.name) is not None:
+        known = runtime.store.company_by_name(row.name)
+        if known is not None:
             report.existing += 1
+            if row.website and catalog.change_website(runtime, known["id"], row.website):
+                report.moved += 1
         else:
             try:
                 catalog.add_company(

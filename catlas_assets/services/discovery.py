@@ -6,8 +6,11 @@ generic-HTML extraction of the homepage → the surfaces robots.txt names and al
 (method `robots`, no request: it was read before the homepage) → robots.txt `Sitemap:`
 lines or `/sitemap.xml` (an index plus `discovery_max_sitemap_children`, 4) → ATS
 detection in the homepage and the best careers page, each board verified by one request
-to its vendor (Workday: its public board page) → `discovery_max_probes` (12) common-path
-probes (soft-404 and redirect-to-home rejected) → subdomain probes (DNS first,
+to its vendor (Workday: its public board page); with no careers page found, the
+`careers.`/`jobs.` subdomain probes run here and the page that answers is that best
+careers page (one that has no board but links a careers subdomain has that page read
+too) → the blog/newsroom listing page beside each feed (feed_listing.py) →
+`discovery_max_probes` (12) common-path probes (soft-404 and redirect-to-home rejected) → subdomain probes (DNS first,
 `discovery_max_subdomain_gets`, 6). Every HTTP request counts against
 `discovery_max_requests` (robots.txt, redirect hops, verification); DNS lookups do not.
 robots.txt is fetched once per host and obeyed before any other request to that host.
@@ -40,7 +43,9 @@ from catlas_assets.domain.candidates import (
     subdomain_candidate,
     website_variants,
 )
+from catlas_assets.domain.classify import classify_url
 from catlas_assets.domain.connectors.statuspage import SUMMARY_PATH
+from catlas_assets.domain.feed_listing import listing_from_feed_body
 from catlas_assets.domain.page_links import PageLinks, extract_links, is_soft_404
 from catlas_assets.domain.pipeline_data import Fetched
 from catlas_assets.domain.robots import RobotsTxt
@@ -48,7 +53,7 @@ from catlas_assets.domain.selection import select
 from catlas_assets.domain.sitemap import SitemapError, parse_sitemap
 from catlas_assets.domain.surfaces_from_robots import robots_candidates
 from catlas_assets.domain.taxonomy import PROBE_PATHS, SUBDOMAIN_SURFACES
-from catlas_assets.domain.urls import check_url, registrable_domain
+from catlas_assets.domain.urls import normalize_website, registrable_domain
 from catlas_assets.domain.vocabulary import DiscoveryMethod, FailureClass, OnboardingStatus, Surface
 from catlas_assets.services.runtime import Runtime
 from resources.fetcher import Fetcher
@@ -149,6 +154,7 @@ class _Discovery:
         self.robots_refused: list[str] = []
         self.book = CandidateBook()
         self.fetched_urls: set[str] = set()
+        self.subdomain_gets = 0
 
     # -- budget and polite fetching ------------------------------------------------------
     def left(self) -> int:
@@ -233,13 +239,16 @@ class _Discovery:
         return True
 
     # -- the steps -----------------------------------------------------------------------
-    async def homepage(self, website: str) -> tuple[Fetched | None, str]:
+    async def homepage(self, website: str) -> tuple[Fetched | None, str, bool]:
+        """The homepage, else why not; the flag says whether any variant resolved."""
         last_error = "no variant of the website resolves"
+        resolved = False
         for variant in website_variants(website):
             parts = urlsplit(variant)
             port = parts.port or (443 if parts.scheme == "https" else 80)
             if not await self.resolves(parts.hostname or "", port):
                 continue
+            resolved = True
             if not self.affordable(variant):
                 raise _BudgetSpent()
             fetched = await self.get(variant)
@@ -247,12 +256,12 @@ class _Discovery:
                 last_error = f"robots.txt of {parts.netloc} disallows its homepage"
                 continue
             if fetched.failure_class is None and fetched.status == 200:
-                return fetched, ""
+                return fetched, "", True
             last_error = (
                 f"{variant}: {fetched.failure_class.value if fetched.failure_class else ''} "
                 f"{fetched.failure_detail or fetched.status}".strip()
             )
-        return None, last_error
+        return None, last_error, resolved
 
     def robots_named(self, site: str, domain: str) -> None:
         """Surfaces the site's robots.txt names and allows (method `robots`).
@@ -337,7 +346,34 @@ class _Discovery:
             return []
         self.book.mark(best.url, Surface.CAREERS, verified=True)
         page = extract_links(fetched.body, fetched.content_type, fetched.final_url)
-        return page.all_urls()
+        urls = [fetched.final_url, *page.all_urls()]
+        if ats.detect_boards(urls):
+            return urls
+        return urls + await self.careers_subdomain_page(page, fetched.final_url)
+
+    async def careers_subdomain_page(self, page: PageLinks, careers_url: str) -> list[str]:
+        """A careers page with no board that links the careers site on a subdomain
+        (`/careers` -> "Open positions" -> `jobs.acme.com`, which embeds the ATS): that page
+        is read too, once, and is the careers candidate it links."""
+        domain = registrable_domain(careers_url)
+        here = urlsplit(careers_url).hostname
+        for link in page.links:
+            if urlsplit(link.url).hostname == here or link.url in self.fetched_urls:
+                continue
+            found = classify_url(link.url, company_domain=domain, text=link.text)
+            if found is None or found.surface is not Surface.CAREERS:
+                continue
+            if not self.affordable(link.url):
+                self._cut("ats")
+                return []
+            fetched = await self.ok_get(link.url)
+            if fetched is None:
+                return []
+            self.book.add_links(PageLinks(links=[link]), domain)
+            self.book.mark(link.url, Surface.CAREERS, verified=True)
+            other = extract_links(fetched.body, fetched.content_type, fetched.final_url)
+            return [fetched.final_url, *other.all_urls()]
+        return []
 
     async def status_from_links(self, status_hosts: list[str]) -> None:
         for status_origin in status_hosts:
@@ -352,6 +388,23 @@ class _Discovery:
                 and ats.is_statuspage_summary(fetched.body)
             ):
                 self.book.add(status_api_candidate(url, DiscoveryMethod.NAV))
+
+    async def feed_listings(self, domain: str) -> None:
+        """The blog/newsroom page beside each feed (spec: `feed` next to `blog`/`newsroom`).
+
+        A feed in a section names its listing by its URL (no request); a feed at the root
+        is read once, for its `<link>` or its items' section, while neither surface is found.
+        """
+        for feed_url in self.book.add_feed_listings(domain):
+            if self.book.has(Surface.BLOG) or self.book.has(Surface.NEWSROOM):
+                return
+            if self.left() <= self.settings.discovery_ats_reserve or not self.affordable(feed_url):
+                self._cut("feed listing")
+                return
+            fetched = await self.ok_get(feed_url)
+            listing = listing_from_feed_body(fetched.body, feed_url) if fetched else None
+            if listing is not None:
+                self.book.add_feed_listing(listing, domain)
 
     async def probes(self, site: str, homepage_url: str) -> None:
         wanted = [(s, p) for s, p in PROBE_PATHS if not self.book.has(s)]
@@ -399,17 +452,22 @@ class _Discovery:
             if not rejected and surface is Surface.CAREERS:
                 await self.verify_boards(page.all_urls())
 
-    async def subdomains(self, site: str, domain: str) -> None:
+    async def subdomains(self, site: str, domain: str, only: Surface | None = None) -> None:
+        """The surface subdomains still missing (DNS first); `only` one surface's labels.
+
+        `careers.`/`jobs.` run early, as part of the careers/ATS step (`only=CAREERS`), when
+        no careers page was found: the page that answers there is the best careers page,
+        and its ATS is detected on it. The GET cap covers both calls.
+        """
         scheme = urlsplit(site).scheme
-        gets = 0
         seen_hosts = {urlsplit(u).hostname for u in self.fetched_urls}
         for label, surface in SUBDOMAIN_SURFACES:
-            if self.book.has(surface):
+            if self.book.has(surface) or (only is not None and surface is not only):
                 continue
             host = f"{label}.{domain}"
             if host in seen_hosts:
                 continue
-            if gets >= self.settings.discovery_max_subdomain_gets:
+            if self.subdomain_gets >= self.settings.discovery_max_subdomain_gets:
                 return
             if not await self.resolves(host, 443 if scheme == "https" else 80):
                 continue  # DNS first: a name that does not resolve costs no request
@@ -417,7 +475,7 @@ class _Discovery:
             if not self.affordable(url):
                 self._cut("subdomains")
                 return
-            gets += 1
+            self.subdomain_gets += 1
             fetched = await self.ok_get(url)
             if fetched is None:
                 continue
@@ -426,6 +484,9 @@ class _Discovery:
                     self.book.add(status_api_candidate(url, DiscoveryMethod.SUBDOMAIN))
                 continue
             if registrable_domain(fetched.final_url) != domain:
+                if surface is Surface.CAREERS:
+                    # careers.acme.com -> the ATS's own board: that board is the find.
+                    await self.verify_boards([fetched.final_url])
                 continue
             self.book.add(subdomain_candidate(fetched.final_url, surface))
             if surface is Surface.CAREERS:
@@ -463,9 +524,13 @@ class _Discovery:
         return result
 
     async def _steps(self, website: str, original: str, result: DiscoveryResult) -> None:
-        fetched, error = await self.homepage(website)
+        fetched, error, resolved = await self.homepage(website)
         if fetched is None:
             result.error = f"homepage unreachable: {error}"
+            if not resolved:
+                # Spec: a website none of whose variants is in DNS is no website at all;
+                # asking again changes nothing until someone gives another website.
+                result.status = OnboardingStatus.NO_WEBSITE
             return
         home = fetched.final_url
         domain = registrable_domain(home)
@@ -488,7 +553,9 @@ class _Discovery:
         await self.sitemaps(site, domain)
         await self.verify_boards(page.all_urls())
         await self.verify_boards(await self.careers_page(home))
+        await self.subdomains(site, domain, only=Surface.CAREERS)
         await self.status_from_links(status_hosts)
+        await self.feed_listings(domain)
         await self.probes(site, home)
         await self.subdomains(site, domain)
 
@@ -498,7 +565,7 @@ async def discover_async(
 ) -> DiscoveryResult:
     if not website:
         return DiscoveryResult(website=None, status=OnboardingStatus.NO_WEBSITE)
-    website = check_url(website)
+    website = normalize_website(website)
     discovery = _Discovery(runtime, fetcher)
     return await discovery.run(website)
 

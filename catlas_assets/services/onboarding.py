@@ -197,6 +197,7 @@ def _store(
         domain_plans=domain_plans,
         run_id=run_id,
         lake_rows=_lake_rows(runtime, company["id"], run_id, result),
+        onboarding_error=result.error or None,  # no_website: which name did not resolve
     )
     if not applied.committed:
         return CompanyOutcome(company["id"], company["name"], "lost", "lost", result)

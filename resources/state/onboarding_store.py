@@ -225,6 +225,7 @@ def complete_discover_job(
     domain_plans: Sequence[DomainPlan],
     run_id: str,
     lake_rows: Sequence[Row],
+    onboarding_error: str | None = None,
 ) -> Applied:
     """Store a finished discovery in one transaction (nothing when the claim was lost)."""
     with store.transaction() as conn:
@@ -255,7 +256,7 @@ def complete_discover_job(
             .where(companies.c.id == company_id)
             .values(
                 onboarding_status=onboarding_status,
-                onboarding_error=None,
+                onboarding_error=onboarding_error,
                 stats=_jsonable(company_stats),
                 source_meta=_jsonable(source_meta),
                 updated_at=now,

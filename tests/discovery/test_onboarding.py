@@ -87,13 +87,17 @@ def test_off_domain_redirect_records_domain_rows_and_moves_the_canonical_domain(
 
 def test_failed_discovery_backs_off_30_min_per_attempt_then_dies(sim, web: FixtureWeb) -> None:
     runtime = sim.runtime
-    company = catalog.add_company(runtime, name="Gone", website="http://unknown-host.example")
+    # The name resolves but its robots.txt answers 500 (RFC 9309: nothing may be fetched).
+    company = catalog.add_company(runtime, name="Walled", website="http://robots-500.faultline.dev")
     for attempt in (1, 2):
         batch = onboard_pending(runtime)
         assert batch.companies[0].status == "failed"
         [job] = queue.list_jobs(runtime.store, company_id=company)
         assert job["status"] == "pending" and job["attempts"] == attempt
         assert job["run_after"] == runtime.clock.now() + timedelta(minutes=30 * attempt)
+        # Failed while it waits for the retry, with the reason.
+        row = runtime.store.company(company)
+        assert row["onboarding_status"] == "failed" and row["onboarding_error"]
         assert onboard_pending(runtime).companies == []  # not due yet
         sim.advance(timedelta(minutes=30 * attempt))
     onboard_pending(runtime)
@@ -103,6 +107,30 @@ def test_failed_discovery_backs_off_30_min_per_attempt_then_dies(sim, web: Fixtu
     assert (
         row["onboarding_status"] == "failed" and "homepage unreachable" in row["onboarding_error"]
     )
+
+
+def test_no_website_when_no_variant_resolves_and_not_retried_until_the_website_changes(
+    sim, web: FixtureWeb
+) -> None:
+    runtime = sim.runtime
+    company = catalog.add_company(runtime, name="Gone", website="unknown-host.example")
+    batch = onboard_pending(runtime)
+    assert [c.status for c in batch.companies] == ["no_website"]
+    assert batch.companies[0].result.requests == 0  # DNS answered: no request was made
+    row = runtime.store.company(company)
+    assert row["onboarding_status"] == "no_website"
+    assert "no variant of the website resolves" in row["onboarding_error"]
+    [job] = queue.list_jobs(runtime.store, company_id=company)
+    assert job["status"] == "done"
+    sim.advance(timedelta(days=3))
+    assert onboard_pending(runtime).companies == []  # never retried on its own
+
+    assert not catalog.change_website(runtime, company, "https://Unknown-Host.example/")
+    assert catalog.change_website(runtime, company, "saltmarsh.io")
+    again = onboard_pending(runtime)
+    assert [c.status for c in again.companies] == ["active"]
+    row = runtime.store.company(company)
+    assert (row["domain"], row["onboarding_error"]) == ("saltmarsh.io", None)
 
 
 def test_two_workers_on_postgresql_never_discover_the_same_company_at_once(

@@ -20,7 +20,8 @@ def test_a_failed_attempt_is_retried_after_the_backoff_times_its_attempts() -> N
     first = after_failed_attempt(attempts=1, max_attempts=3, now=NOW, backoff=BACKOFF)
     second = after_failed_attempt(attempts=2, max_attempts=3, now=NOW, backoff=BACKOFF)
     assert first.job_status is QueueJobStatus.PENDING
-    assert first.onboarding_status is OnboardingStatus.PENDING
+    # The company reads `failed` (with its error) while its job waits for the retry.
+    assert first.onboarding_status is OnboardingStatus.FAILED
     assert first.run_after == NOW + timedelta(minutes=30)
     assert second.run_after == NOW + timedelta(minutes=60)
 

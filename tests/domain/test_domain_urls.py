@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from catlas_assets.domain.urls import BadURL, check_url, host_of, registrable_domain
+from catlas_assets.domain.urls import (
+    BadURL,
+    check_url,
+    host_of,
+    normalize_website,
+    registrable_domain,
+)
 from catlas_assets.errors import CatlasError
 
 
@@ -64,3 +70,40 @@ def test_registrable_domain_follows_the_public_suffix_list(given: str, expected:
 def test_host_of_lowercases_and_drops_port_and_credentials() -> None:
     assert host_of("https://user:pw@Jobs.ACME.test:8443/p") == "jobs.acme.test"
     assert host_of("not a url") == ""
+
+
+@pytest.mark.parametrize(
+    ("given", "canonical"),
+    [
+        ("acme.com", "https://acme.com"),
+        ("  Acme.COM/ ", "https://acme.com"),
+        ("www.acme.com", "https://www.acme.com"),
+        ("acme.com/en/", "https://acme.com/en"),
+        ("//acme.com/", "https://acme.com"),
+        ("HTTPS://ACME.com/en?utm_source=x#top", "https://acme.com/en"),
+        ("http://acme.com", "http://acme.com"),
+        ("acme.com:8080/", "https://acme.com:8080"),
+        ("bücher.de", "https://xn--bcher-kva.de"),
+        ("https://Müller-Bau.AT/", "https://xn--mller-bau-q9a.at"),
+        ("acme.com.", "https://acme.com"),
+    ],
+)
+def test_websites_as_people_write_them_normalize_to_one_canonical_url(
+    given: str, canonical: str
+) -> None:
+    assert normalize_website(given) == canonical
+
+
+@pytest.mark.parametrize(
+    ("given", "why"),
+    [
+        ("", "empty"),
+        ("mailto:jobs@acme.com", "http or https"),
+        ("ftp://acme.com", "http or https"),
+        ("acme .com", "not a valid name"),
+        ("https://", "no host"),
+    ],
+)
+def test_websites_that_are_no_website_are_refused(given: str, why: str) -> None:
+    with pytest.raises(BadURL, match=why):
+        normalize_website(given)

@@ -9,8 +9,7 @@ fetch time `now`, so that the same posting keeps the same date from day to day.
 
 from __future__ import annotations
 
-import re
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -26,6 +25,7 @@ from catlas_assets.domain.connectors.base import (
 )
 from catlas_assets.domain.connectors.board_links import TOKEN, BoardLinks, json_of, patterns
 from catlas_assets.domain.extract.extraction import Extraction, job
+from catlas_assets.domain.relative_dates import resolve_relative_date
 
 PAGE_SIZE = 20  # Workday's hard cap per page
 _PAGING = ("limit", "offset")
@@ -44,26 +44,11 @@ def list_url(url: str) -> str:
     return urlunsplit(parts._replace(query=urlencode(kept)))
 
 
-_DAYS_AGO = re.compile(r"posted\s+(\d+)\+?\s+days?\s+ago", re.I)
-
-
 def posted_date(posted_on: str | None, now: datetime) -> str | None:
-    """ "Posted Today" / "Posted Yesterday" / "Posted 3 Days Ago" -> an ISO date; 30+ stays open."""
-    if not posted_on:
-        return None
-    lowered = posted_on.strip().lower()
-    if "30+" in lowered:
-        return None  # only "more than a month ago": no date is better than a wrong one
-    if "today" in lowered:
-        days = 0
-    elif "yesterday" in lowered:
-        days = 1
-    else:
-        match = _DAYS_AGO.search(lowered)
-        if match is None:
-            return None
-        days = int(match.group(1))
-    return (now - timedelta(days=days)).date().isoformat()
+    """ "Posted Today" / "Posted Yesterday" / "Posted 3 Days Ago" (or a localized board's
+    "Vor 3 Tagen ausgeschrieben") -> an ISO date seen at `now`; "30+ Days Ago" stays open."""
+    resolved = resolve_relative_date(posted_on, now)
+    return resolved.isoformat() if resolved is not None else None
 
 
 _HOST = rf"(?P<token>{TOKEN})\.(?P<wd>wd\d+)\.myworkdayjobs\.com"

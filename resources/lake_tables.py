@@ -53,6 +53,7 @@ OBSERVATIONS = LakeTable(
         ("extractor_version", pa.string()),
         ("connector", pa.string()),
         ("requests", pa.int32()),
+        ("crawl_config", pa.string()),  # the site-crawl config of a webpage's observation
     ),
     "observation_id",
     "fetched_at",
@@ -64,6 +65,7 @@ SNAPSHOTS = LakeTable(
         ("snapshot_id", pa.string()),
         ("run_id", pa.string()),
         ("sensor_id", pa.int64()),
+        ("webpage_id", pa.int64()),
         ("company_id", pa.int64()),
         ("surface", pa.string()),
         ("version", pa.int32()),

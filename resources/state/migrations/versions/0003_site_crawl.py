@@ -61,6 +61,47 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id", name=op.f("pk_crawl_configs")),
         sa.UniqueConstraint("name", name=op.f("uq_crawl_configs_name")),
     )
+    _create_webpages()
+    with op.batch_alter_table("crawl_runs", recreate="always") as batch:
+        batch.add_column(sa.Column("mode", sa.String(length=20), nullable=True))
+        batch.add_column(sa.Column("config_id", sa.Integer(), nullable=True))
+        batch.add_column(sa.Column("url_input", sa.Text(), nullable=True))
+        batch.add_column(sa.Column("path_input", sa.Text(), nullable=True))
+        batch.add_column(sa.Column("status", sa.String(length=12), nullable=True))
+        batch.add_column(sa.Column("error_message", sa.Text(), nullable=True))
+        batch.create_foreign_key(
+            op.f("fk_crawl_runs_config_id_crawl_configs"), "crawl_configs", ["config_id"], ["id"]
+        )
+        for name, condition in _run_checks():
+            batch.create_check_constraint(op.f(f"ck_crawl_runs_{name}"), condition)
+    op.create_table(
+        "run_events",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("run_id", sa.String(length=40), nullable=False),
+        sa.Column("webpage_id", sa.Integer(), nullable=False),
+        sa.Column("url", sa.Text(), nullable=False),
+        sa.Column("event", sa.String(length=12), nullable=False),
+        sa.Column("transition", sa.String(length=12), nullable=True),
+        sa.Column("detail", sa.Text(), nullable=True),
+        _ts("at", nullable=False),
+        sa.CheckConstraint(f"event IN ({EVENTS})", name=op.f("ck_run_events_event_known")),
+        sa.CheckConstraint(
+            "transition IS NULL OR transition IN ('regression', 'recovery')",
+            name=op.f("ck_run_events_transition_known"),
+        ),
+        sa.ForeignKeyConstraint(
+            ["run_id"], ["crawl_runs.id"], name=op.f("fk_run_events_run_id_crawl_runs")
+        ),
+        sa.ForeignKeyConstraint(
+            ["webpage_id"], ["webpages.id"], name=op.f("fk_run_events_webpage_id_webpages")
+        ),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_run_events")),
+    )
+    op.create_index(op.f("ix_run_events_run_id_id"), "run_events", ["run_id", "id"])
+    op.create_index(op.f("ix_run_events_webpage_id"), "run_events", ["webpage_id"])
+
+
+def _create_webpages() -> None:
     op.create_table(
         "webpages",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -113,43 +154,6 @@ def upgrade() -> None:
     )
     op.create_index(op.f("ix_webpages_host"), "webpages", ["host"])
     op.create_index(op.f("ix_webpages_crawl_status"), "webpages", ["crawl_status"])
-    with op.batch_alter_table("crawl_runs", recreate="always") as batch:
-        batch.add_column(sa.Column("mode", sa.String(length=20), nullable=True))
-        batch.add_column(sa.Column("config_id", sa.Integer(), nullable=True))
-        batch.add_column(sa.Column("url_input", sa.Text(), nullable=True))
-        batch.add_column(sa.Column("path_input", sa.Text(), nullable=True))
-        batch.add_column(sa.Column("status", sa.String(length=12), nullable=True))
-        batch.add_column(sa.Column("error_message", sa.Text(), nullable=True))
-        batch.create_foreign_key(
-            op.f("fk_crawl_runs_config_id_crawl_configs"), "crawl_configs", ["config_id"], ["id"]
-        )
-        for name, condition in _run_checks():
-            batch.create_check_constraint(op.f(f"ck_crawl_runs_{name}"), condition)
-    op.create_table(
-        "run_events",
-        sa.Column("id", sa.Integer(), nullable=False),
-        sa.Column("run_id", sa.String(length=40), nullable=False),
-        sa.Column("webpage_id", sa.Integer(), nullable=False),
-        sa.Column("url", sa.Text(), nullable=False),
-        sa.Column("event", sa.String(length=12), nullable=False),
-        sa.Column("transition", sa.String(length=12), nullable=True),
-        sa.Column("detail", sa.Text(), nullable=True),
-        _ts("at", nullable=False),
-        sa.CheckConstraint(f"event IN ({EVENTS})", name=op.f("ck_run_events_event_known")),
-        sa.CheckConstraint(
-            "transition IS NULL OR transition IN ('regression', 'recovery')",
-            name=op.f("ck_run_events_transition_known"),
-        ),
-        sa.ForeignKeyConstraint(
-            ["run_id"], ["crawl_runs.id"], name=op.f("fk_run_events_run_id_crawl_runs")
-        ),
-        sa.ForeignKeyConstraint(
-            ["webpage_id"], ["webpages.id"], name=op.f("fk_run_events_webpage_id_webpages")
-        ),
-        sa.PrimaryKeyConstraint("id", name=op.f("pk_run_events")),
-    )
-    op.create_index(op.f("ix_run_events_run_id_id"), "run_events", ["run_id", "id"])
-    op.create_index(op.f("ix_run_events_webpage_id"), "run_events", ["webpage_id"])
 
 
 def _run_checks() -> list[tuple[str, str]]:

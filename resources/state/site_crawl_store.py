@@ -78,7 +78,7 @@ def _scoped(hosts: Sequence[str], path_regex: str | None) -> ColumnElement[bool]
 
 
 # -- the queue -------------------------------------------------------------------------
-def insert_urls(store: StateStore, urls: Iterable[str], now: datetime) -> int:
+def insert_urls(store: StateStore, urls: Iterable[str], now: datetime) -> None:
     """Insert-or-ignore: a URL that already has a row keeps whatever status it had."""
     rows = [
         {"url": u, "crawl_status": CrawlStatus.PENDING.value, "snapshot_version": 0,
@@ -86,13 +86,12 @@ def insert_urls(store: StateStore, urls: Iterable[str], now: datetime) -> int:
         for u in dict.fromkeys(urls)
     ]  # fmt: skip
     if not rows:
-        return 0
+        return
     dialect_insert = pg_insert if store.is_postgres else sqlite_insert
     with store.transaction() as conn:
-        result = conn.execute(
+        conn.execute(
             dialect_insert(webpages).values(rows).on_conflict_do_nothing(index_elements=["url"])
         )
-        return max(0, result.rowcount or 0)
 
 
 def page_by_url(store: StateStore, url: str) -> Row | None:

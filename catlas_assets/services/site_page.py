@@ -74,7 +74,8 @@ async def crawl_row(
 ) -> Fetched | None:
     """Crawl one CRAWLING row; returns what was fetched (None when nothing was)."""
     spec = state.spec
-    if not spec.force_fetch and row["object_key"]:
+    # A row whose last crawl failed is fetched again, whatever file an earlier success left.
+    if not spec.force_fetch and row["object_key"] and row["failure_class"] is None:
         if row["processing_status"] == ProcessingStatus.EXTRACTED:
             await _commit(state, row, PageEvent.UNCHANGED, {"crawl_status": CrawlStatus.CRAWLED},
                           detail="already extracted")  # fmt: skip
@@ -90,6 +91,7 @@ async def crawl_row(
         last_modified=row["last_modified"] if conditional else None,
         domain=registrable_domain(row["url"]),
         max_requests=budget,
+        follow=state.scope.allows,
     )
     state.requests += fetched.requests
     if fetched.skipped_reason:

@@ -95,7 +95,9 @@ def test_host_is_a_generated_column_of_the_authority(
 def test_insertion_never_requeues(store: StateStore) -> None:
     page_id = _page(store)
     with store.transaction() as conn:
-        conn.execute(update(webpages).where(webpages.c.id == page_id).values(crawl_status="CRAWLED"))
+        conn.execute(
+            update(webpages).where(webpages.c.id == page_id).values(crawl_status="CRAWLED")
+        )
     pages.insert_urls(store, ["https://acme.com/a", "https://acme.com/b"], NOW)
     assert pages.page(store, page_id)["crawl_status"] == "CRAWLED"
     added = pages.page_by_url(store, "https://acme.com/b")

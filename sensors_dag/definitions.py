@@ -15,6 +15,7 @@ from sensors_dag.onboarding import onboarding_job, pending_companies
 from sensors_dag.periodic import periodic_jobs, periodic_schedules
 from sensors_dag.schedules import hourly_compaction
 from sensors_dag.sensors import due_sensors
+from sensors_dag.site_crawl import site_crawl
 
 defs = dg.Definitions(
     jobs=[
@@ -23,6 +24,7 @@ defs = dg.Definitions(
         onboarding_job,
         notify_changes,
         derive_entities_job,
+        site_crawl,
         *periodic_jobs,
     ],
     sensors=[due_sensors, pending_companies, pending_changes],

@@ -80,9 +80,12 @@ class Outcome(StrEnum):
     SKIPPED = "skipped"
 
 
-# The outcomes that are a successful observation (stored data): they count as `succeeded`
-# in a verdict and make a run productive.
+# The outcomes that are a successful observation: they count as `succeeded` in a verdict.
 SUCCESSES = (Outcome.OK, Outcome.CHANGED, Outcome.UNCHANGED, Outcome.NOT_MODIFIED)
+
+# The outcomes that stored a new item or a change: only these make a run productive
+# (spec 001); an unchanged page or a 304 succeeded, yet yielded nothing new.
+PRODUCTIVE = (Outcome.OK, Outcome.CHANGED)
 
 
 class ChangeKind(StrEnum):

@@ -153,7 +153,7 @@ def _live(
             continue  # stopped before it started: the checks above say why
         lived.ticks += 1
         lived.totals.update(tick.report.counters)
-        lived.productive = lived.productive or any(r.outcome in SUCCESSES for r in tick.runs)
+        lived.productive = lived.productive or tick.report.productive
         now = clock.now()
         if on_progress is not None:
             on_progress(now, end)

@@ -17,6 +17,7 @@ from catlas_assets.services import compaction, demo_seed, onboarding, sql
 from catlas_assets.services.run_control import RunControl
 from catlas_assets.services.runs import RunRecorder, RunReport, unstarted_report
 from catlas_assets.services.runtime import Runtime
+from catlas_assets.services.site_crawl import SiteCrawlResult
 from catlas_assets.services.tick import run_tick
 from catlas_assets.settings import Settings
 from fixture_web import DEFAULT_NOW, FixtureWeb, default_root
@@ -33,6 +34,7 @@ class DemoResult:
     ticks: int
     changes: list[dict[str, Any]] = field(default_factory=list)
     outcomes: dict[str, int] = field(default_factory=dict)
+    site_crawl: SiteCrawlResult | None = None
 
 
 def fixtures_dir() -> Path:
@@ -114,9 +116,25 @@ def run_demo(
             (state_dir / DEMO_MARKER).write_text(
                 f'{{"run_id": "{report.run_id}", "days": {days}}}\n'
             )
-            return DemoResult(reset, report, lived.ticks, _changes(runtime), dict(totals))
+            result = DemoResult(reset, report, lived.ticks, _changes(runtime), dict(totals))
+            if lived.stop is Stop.QUEUE_EMPTY:  # a stopped demo ends where it stopped
+                result.site_crawl = _crawl_blog(runtime)
+            return result
         finally:
             runtime.close()
+
+
+DEMO_BLOG = "http://inkwell-press.com"
+
+
+def _crawl_blog(runtime: Runtime) -> SiteCrawlResult:
+    """The demo ends with one site crawl: every post of a fixture blog, scoped to /blog."""
+    from catlas_assets.services.crawl_configs import add_config
+    from catlas_assets.services.site_crawl import CrawlRequest, prepare, run_site_crawl
+
+    add_config(runtime, "inkwell", company="Inkwell Press", base_url=f"{DEMO_BLOG}/")
+    request = CrawlRequest("inkwell", "path_scope", path="/blog")
+    return run_site_crawl(runtime, prepare(runtime, request))
 
 
 @dataclass

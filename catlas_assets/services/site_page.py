@@ -80,7 +80,7 @@ async def crawl_row(
             await _commit(state, row, PageEvent.UNCHANGED, {"crawl_status": CrawlStatus.CRAWLED},
                           detail="already extracted")  # fmt: skip
         else:
-            await process_stored(state, row, fresh=False)  # uploaded or failed: no download
+            await process_stored(state, row, fresh=False, crawled=True)  # no download
         return None
     conditional = (
         not spec.skip_hash_check and row["processing_status"] == ProcessingStatus.EXTRACTED
@@ -246,7 +246,9 @@ def _previous(runtime: Runtime, row: Row) -> tuple[list[Block] | None, Extractio
     return blocks, extraction
 
 
-async def process_stored(state: CrawlState, row: Row, *, fresh: bool) -> None:
+async def process_stored(
+    state: CrawlState, row: Row, *, fresh: bool, crawled: bool = False
+) -> None:
     """Re-run processing from the stored raw bytes (no fetching), guarded hand-off."""
     store = state.runtime.store
     if not await asyncio.to_thread(pages.flip_processing, store, row["id"], row, state.run_id):
@@ -272,8 +274,9 @@ async def process_stored(state: CrawlState, row: Row, *, fresh: bool) -> None:
     event = EVENT_OF[observed.outcome]
     status = ProcessingStatus.FAILED if event is PageEvent.FAILED else ProcessingStatus.EXTRACTED
     rows = page_rows(observed.rows, row["id"], state.config_name)
+    done = {"crawl_status": CrawlStatus.CRAWLED} if crawled else {}
     await _commit(state, current, event,
-                  {"processing_status": status, **kept_state(observed.sensor_update)},
+                  {"processing_status": status, **done, **kept_state(observed.sensor_update)},
                   rows={"snapshots": rows.get("snapshots", [])}, detail=observed.summary[:300],
                   only_if_processing=True)  # fmt: skip
 

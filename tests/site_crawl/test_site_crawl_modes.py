@@ -231,3 +231,35 @@ def test_robots_disallowing_every_url_is_the_blocked_stop(crawl_sim: Sim) -> Non
     assert result.report.stop.value == "blocked"
     assert result.events["skipped"] == 1
     assert not [p for p in _paths(crawl_sim) if p.startswith("/private")]
+
+
+def test_resume_processes_an_uploaded_file_without_downloading_it(
+    crawl_sim: Sim, crawl: Crawl
+) -> None:
+    crawl("changed_new", config="quill")
+    _set(crawl_sim, f"{QUILL}/posts/q3", processing_status="uploaded", crawl_status="PENDING")
+    crawl_sim.web.clear_requests()
+    result = crawl("resume", config="quill")
+    assert crawl_sim.web.requests == []
+    row = _rows(crawl_sim, "quill")[f"{QUILL}/posts/q3"]
+    assert (row["crawl_status"], row["processing_status"]) == ("CRAWLED", "extracted")
+    assert result.report.counters["claimed"] == 1
+
+
+def test_reconcile_reads_the_run_row_never_the_pages(crawl_sim: Sim, crawl: Crawl) -> None:
+    from catlas_assets.domain.vocabulary import RunKind
+    from catlas_assets.services.crawl_configs import reconcile_run
+    from catlas_assets.services.runs import RunRecorder
+
+    runtime = crawl_sim.runtime
+    config = pages.config_by_name(runtime.store, "quill")
+    assert config is not None
+    recorder = RunRecorder(runtime, RunKind.SITE_CRAWL, launch_handle="4242", extra={
+        "mode": "resume", "config_id": config["id"], "status": "RUNNING",
+    })  # fmt: skip
+    assert reconcile_run(runtime, recorder.run_id, alive=True)["status"] == "RUNNING"
+    row = reconcile_run(runtime, recorder.run_id, alive=False)
+    assert row["status"] == "FAILED" and row["completed_at"] is not None
+    assert "4242" in row["error_message"]
+    done = crawl("resume", config="quill").report.run_id
+    assert reconcile_run(runtime, done, alive=False)["status"] == "COMPLETED"

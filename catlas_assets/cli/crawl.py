@@ -5,13 +5,21 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 from typing import Any
 
 import click
 from rich.progress import Progress, SpinnerColumn, TextColumn
 
 from catlas_assets.cli.app import Context, cli, console, finish, pass_context, table, when
-from catlas_assets.domain.vocabulary import CrawlMode, CrawlStatus, PageEvent, Surface, Transition
+from catlas_assets.domain.vocabulary import (
+    CrawlMode,
+    CrawlStatus,
+    PageEvent,
+    RunLauncher,
+    Surface,
+    Transition,
+)
 from catlas_assets.run_options import control_from, run_options
 
 
@@ -110,7 +118,10 @@ def crawl(
             progress.update(task, description=" ".join(f"{k}={v}" for k, v in sorted(seen.items())))
 
         with signals_stop(control):
-            result = run_site_crawl(runtime, prepared, control=control, on_event=on_event)
+            result = run_site_crawl(
+                runtime, prepared, control=control, on_event=on_event,
+                launcher=RunLauncher.LOCAL, launch_handle=str(os.getpid()),
+            )  # fmt: skip
     console.print("events: " + " ".join(f"{k}={v}" for k, v in result.events.items()))
     finish(result.report, fail_when=fail_when)
 

@@ -76,6 +76,7 @@ class RunRecorder:
         kind: RunKind,
         launch_handle: str | None = None,
         extra: dict[str, Any] | None = None,
+        launcher: str | None = None,
     ) -> None:
         self.runtime = runtime
         self.kind = kind
@@ -86,7 +87,7 @@ class RunRecorder:
             kind=kind,
             worker=runtime.worker,
             now=self.started_at,
-            launcher="dagster" if launch_handle else "local",
+            launcher=launcher or ("dagster" if launch_handle else "local"),
             launch_handle=launch_handle,
             **(extra or {}),
         )

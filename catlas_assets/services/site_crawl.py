@@ -31,6 +31,7 @@ from catlas_assets.domain.vocabulary import (
     PageEvent,
     ProcessingStatus,
     RunKind,
+    RunLauncher,
     RunStatus,
     Stop,
 )
@@ -101,13 +102,17 @@ def run_site_crawl(
     *,
     control: RunControl | None = None,
     launch_handle: str | None = None,
+    launcher: RunLauncher | None = None,
     on_event: Callable[[PageEvent], None] | None = None,
 ) -> SiteCrawlResult:
+    """One run; `launcher`/`launch_handle` say what started it (default: Dagster when a
+    handle is given, else this process)."""
     control = control or RunControl()
     recorder = RunRecorder(
         runtime,
         RunKind.SITE_CRAWL,
         launch_handle=launch_handle,
+        launcher=launcher.value if launcher else None,
         extra={
             "mode": prepared.spec.mode.value,
             "config_id": prepared.config["id"],

@@ -263,3 +263,24 @@ def test_reconcile_reads_the_run_row_never_the_pages(crawl_sim: Sim, crawl: Craw
     assert "4242" in row["error_message"]
     done = crawl("resume", config="quill").report.run_id
     assert reconcile_run(runtime, done, alive=False)["status"] == "COMPLETED"
+
+
+def test_the_local_launcher_runs_the_crawl_in_a_subprocess(
+    crawl_sim: Sim, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from catlas_assets.services.crawl_configs import reconcile_run
+    from catlas_assets.services.crawl_launch import is_alive, launch_local
+
+    runtime = crawl_sim.runtime
+    settings = runtime.settings
+    for name, value in (("STATE_DIR", settings.state_dir), ("DATABASE_URL", settings.database_url),
+                        ("HOSTS", settings.hosts), ("NOW", runtime.clock.now().isoformat()),
+                        ("DOMAIN_SPACING_S", "0")):  # fmt: skip
+        monkeypatch.setenv(f"CATLAS_{name}", str(value))
+    process = launch_local(runtime, CrawlRequest("quill", "changed_new"))
+    assert process.wait(timeout=240) == 0
+    assert not is_alive("local", str(process.pid))
+    [row] = runtime.store.runs(kind="site_crawl")
+    assert (row["launcher"], row["launch_handle"]) == ("local", str(process.pid))
+    assert reconcile_run(runtime, row["id"], alive=False)["status"] == "COMPLETED"
+    assert {r.host for r in crawl_sim.web.requests} == {"quillpress.com"}

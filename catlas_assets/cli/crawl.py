@@ -9,7 +9,7 @@ import os
 from typing import Any
 
 import click
-from rich.progress import Progress, SpinnerColumn, TextColumn
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn
 
 from catlas_assets.cli.app import Context, cli, console, finish, pass_context, table, when
 from catlas_assets.domain.vocabulary import (
@@ -108,8 +108,9 @@ def crawl(
     prepared = prepare(runtime, CrawlRequest(config_name, mode, url, path))  # refused: exit 2
     runtime.check_ready()
     control = control_from(max_requests, deadline)
-    with Progress(SpinnerColumn(), TextColumn("[bold]crawling[/] {task.description}"),
-                  console=console, transient=True) as progress:  # fmt: skip
+    # The queue grows as links are found: the bar pulses, the counts move with each URL.
+    with Progress(SpinnerColumn(), TextColumn("[bold]crawling[/]"), BarColumn(),
+                  TextColumn("{task.description}"), console=console, transient=True) as progress:  # fmt: skip
         task = progress.add_task("", total=None)
         seen: dict[str, int] = {}
 

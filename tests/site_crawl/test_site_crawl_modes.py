@@ -284,3 +284,15 @@ def test_the_local_launcher_runs_the_crawl_in_a_subprocess(
     assert (row["launcher"], row["launch_handle"]) == ("local", str(process.pid))
     assert reconcile_run(runtime, row["id"], alive=False)["status"] == "COMPLETED"
     assert {r.host for r in crawl_sim.web.requests} == {"quillpress.com"}
+
+
+def test_a_page_that_changed_between_runs_is_reprocessed(crawl_sim: Sim, crawl: Crawl) -> None:
+    url = f"{INKWELL}/blog/post-03"
+    assert crawl("single_page", url=url).events["new"] == 1
+    same = crawl("single_page", url=url)
+    assert same.events["unchanged"] == 1 and not same.report.productive
+    next_day(crawl_sim)  # post 3 gains a paragraph on day 1
+    changed = crawl("single_page", url=url)
+    assert changed.events["changed"] == 1 and changed.report.productive
+    row = _rows(crawl_sim, "inkwell")[url]
+    assert row["snapshot_version"] == 2

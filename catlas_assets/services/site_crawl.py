@@ -23,6 +23,7 @@ from catlas_assets.domain.crawl_modes import (
     required_inputs,
 )
 from catlas_assets.domain.crawl_scope import ConfigScope, CrawlScope, PathScope
+from catlas_assets.domain.run_guard import RunGuard
 from catlas_assets.domain.urls import registrable_domain
 from catlas_assets.domain.verdict import Tally
 from catlas_assets.domain.vocabulary import (
@@ -171,7 +172,7 @@ def _reset(state: CrawlState, prepared: PreparedCrawl) -> None:
 
 
 async def _crawl(
-    state: CrawlState, prepared: PreparedCrawl, control: RunControl, guard: Any
+    state: CrawlState, prepared: PreparedCrawl, control: RunControl, guard: RunGuard
 ) -> None:
     runtime = state.runtime
     store = runtime.store
@@ -215,13 +216,15 @@ async def _crawl(
                     return
 
 
-def _before_page(state: CrawlState, guard: Any, control: RunControl, max_pages: int | None) -> bool:
+def _before_page(
+    state: CrawlState, guard: RunGuard, control: RunControl, max_pages: int | None
+) -> bool:
     reason = control.interruption()
     if reason is not None:
         guard.interrupt(reason)
         return True
     if max_pages is not None and len(state.seen) >= max_pages:
-        guard._end(Stop.MAX_REQUESTS, f"Reached max pages ({max_pages})")
+        guard.limit(f"Reached max pages ({max_pages})")
         return True
     return False
 
@@ -240,7 +243,7 @@ async def _process(state: CrawlState, prepared: PreparedCrawl) -> None:
         await process_stored(state, row, fresh=prepared.spec.reindex_extracted)
 
 
-def _stop(state: CrawlState, guard: Any, prepared: PreparedCrawl) -> tuple[Stop, str]:
+def _stop(state: CrawlState, guard: RunGuard, prepared: PreparedCrawl) -> tuple[Stop, str]:
     if state.postponed:
         return Stop.BLOCKED, f"politeness ended the run ({state.postponed})"
     if state.robots_skips and not state.answered:

@@ -296,3 +296,16 @@ def test_a_page_that_changed_between_runs_is_reprocessed(crawl_sim: Sim, crawl: 
     assert changed.events["changed"] == 1 and changed.report.productive
     row = _rows(crawl_sim, "inkwell")[url]
     assert row["snapshot_version"] == 2
+
+
+def test_max_pages_stops_the_run_and_leaves_the_rest_queued(crawl_sim: Sim) -> None:
+    runtime = crawl_sim.runtime
+    add_config(runtime, "quill-capped", company="Quill Press", base_url=f"{QUILL}/",
+               allow_domains=[r"^quillpress\.com$"], max_pages=2)  # fmt: skip
+    result = run_site_crawl(runtime, prepare(runtime, CrawlRequest("quill-capped", "changed_new")))
+    report = result.report
+    assert (report.stop.value, report.detail) == ("max_requests", "Reached max pages (2)")
+    assert report.counters["claimed"] == 2
+    statuses = [r["crawl_status"] for r in _rows(crawl_sim, "quill-capped").values()]
+    assert statuses.count("PENDING") == 2 and "CRAWLING" not in statuses
+    assert report.coverage_gaps == 2

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from catlas_assets.domain.content_address import archive_key
 from catlas_assets.domain.crawl_events import baseline_of, transition
 from catlas_assets.domain.crawl_modes import ModeSpec
 from catlas_assets.domain.crawl_scope import CrawlScope
@@ -203,7 +204,7 @@ async def _observe_and_commit(
         update.update(crawl_status=CrawlStatus.CRAWL_FAILED, failure_class=fetched.failure_class,
                       failure_detail=fetched.failure_detail[:500])  # fmt: skip
     elif not fetched.not_modified:
-        update.update(content_hash=sha256_hex(fetched.body), object_key=observed_raw_key(fetched),
+        update.update(content_hash=sha256_hex(fetched.body), object_key=archive_key(fetched.body),
                       content_type=fetched.content_type[:200], failure_class=None, failure_detail=None,
                       processing_status=ProcessingStatus.FAILED if event is PageEvent.FAILED
                       else ProcessingStatus.EXTRACTED)  # fmt: skip
@@ -212,12 +213,6 @@ async def _observe_and_commit(
         state.seed_yielded = True
     await _commit(state, row, event, update,
                   rows=page_rows(observed.rows, row["id"], state.config_name), detail=detail)  # fmt: skip
-
-
-def observed_raw_key(fetched: Fetched) -> str:
-    from catlas_assets.domain.content_address import archive_key
-
-    return archive_key(fetched.body)
 
 
 async def _follow_links(state: CrawlState, row: Row, fetched: Fetched) -> None:

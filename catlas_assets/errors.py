@@ -15,3 +15,7 @@ class NotFoundError(CatlasError):
 
 class StorageError(CatlasError):
     """The state store or the lake cannot be reached or written."""
+
+
+class CrawlScopeError(CatlasError):
+    """A site-crawl URL or path lies outside the scope of its config (or is empty)."""

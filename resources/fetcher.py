@@ -213,6 +213,7 @@ class Fetcher:
         json_body: Any = None,
         max_requests: int | None = None,
         domain: str | None = None,
+        follow: Callable[[str], bool] | None = None,
     ) -> Fetched:
         """GET `url` (conditionally with the validators given) and classify what came back.
 
@@ -224,7 +225,9 @@ class Fetcher:
         fetch may send (robots.txt and hops included); reaching it postpones the fetch
         with reason `request_budget` instead of sending one more. `domain` is `url`'s
         registrable domain when the caller already knows it (a claimed sensor carries it);
-        it is computed otherwise.
+        it is computed otherwise. `follow`, when given, is asked about every redirect target
+        as well: a target it refuses is reported as `final_url` without being requested (a
+        site crawl never fetches outside its scope).
         """
         outgoing, headers, conditional = _outgoing(method, json_body, etag, last_modified)
         started = time.monotonic()
@@ -254,6 +257,7 @@ class Fetcher:
                     follow_off_domain=follow_off_domain,
                     outgoing=outgoing,
                     domain=domain or registrable_domain(url),
+                    follow=follow,
                 )
         except FetchFailure as failure:
             return failed(failure.failure_class, str(failure), failure.status)
@@ -340,6 +344,7 @@ class Fetcher:
         follow_off_domain: bool,
         outgoing: _Outgoing = GET,
         domain: str,
+        follow: Callable[[str], bool] | None = None,
     ) -> tuple[int, str, str, dict[str, str], bytes]:
         """Follow `url`'s redirects; (status, final URL, its domain, headers, body)."""
         seen = {url}
@@ -364,7 +369,8 @@ class Fetcher:
                     raise FetchFailure(FailureClass.REDIRECT, f"redirect loop at {target}", status)
                 seen.add(target)
                 target_domain = registrable_domain(target)
-                if not follow_off_domain and target_domain != domain:
+                refused = follow is not None and not follow(target)
+                if refused or (not follow_off_domain and target_domain != domain):
                     # Not followed, yet a target that is a refused address is still refused.
                     await self._check_destination(target, status)
                     state.final_url = target

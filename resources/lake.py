@@ -52,6 +52,10 @@ def partition_of(instant: datetime) -> str:
     return f"date={utc:%Y-%m-%d}/hour={utc:%H}"
 
 
+# Snapshots of state-store tables (the site-crawl queue), one file each, replaced whole.
+DIMENSIONS = "dimensions"
+
+
 class Lake:
     def __init__(self, storage: Storage) -> None:
         self.storage = storage
@@ -169,7 +173,20 @@ class Lake:
                     f"CREATE TABLE {name} AS "
                     "SELECT *, NULL::DATE AS date, NULL::INTEGER AS hour FROM empty"
                 )
+        for key in self.storage.glob(f"{DIMENSIONS}/*.parquet"):
+            name = posixpath.basename(key).removesuffix(".parquet")
+            con.execute(
+                f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{self.storage.uri(key)}')"
+            )
         return con
+
+    def write_dimension(self, name: str, rows: list[Mapping[str, Any]]) -> None:
+        """Replace the Parquet snapshot of a state-store table (read as a view of `name`)."""
+        if not rows:
+            return
+        self.storage.write_atomic(
+            f"{DIMENSIONS}/{name}.parquet", _to_parquet(pa.Table.from_pylist(list(rows)))
+        )
 
 
 def _as_datetime(value: Any) -> datetime:

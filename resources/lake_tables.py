@@ -53,6 +53,7 @@ OBSERVATIONS = LakeTable(
         ("extractor_version", pa.string()),
         ("connector", pa.string()),
         ("requests", pa.int32()),
+        ("crawl_config", pa.string()),  # the site-crawl config of a webpage's observation
     ),
     "observation_id",
     "fetched_at",
@@ -65,6 +66,7 @@ SNAPSHOTS = LakeTable(
         ("run_id", pa.string()),
         ("sensor_id", pa.int64()),
         ("lineage_id", pa.int64()),  # the first sensor of a chain of moves
+        ("webpage_id", pa.int64()),
         ("company_id", pa.int64()),
         ("surface", pa.string()),
         ("version", pa.int32()),

@@ -16,6 +16,7 @@ from sensors_dag.periodic import periodic_jobs, periodic_schedules
 from sensors_dag.repair import failed_runs_to_review, repair_job, repair_schedule
 from sensors_dag.schedules import hourly_compaction
 from sensors_dag.sensors import due_sensors
+from sensors_dag.site_crawl import site_crawl
 
 defs = dg.Definitions(
     jobs=[
@@ -25,6 +26,7 @@ defs = dg.Definitions(
         notify_changes,
         derive_entities_job,
         repair_job,
+        site_crawl,
         *periodic_jobs,
     ],
     sensors=[due_sensors, pending_companies, pending_changes, failed_runs_to_review],

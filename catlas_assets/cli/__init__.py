@@ -7,6 +7,7 @@ commands of one area to the group when it is imported.
 from catlas_assets.cli import (  # noqa: F401 - imported to register their commands
     admin,
     catalog,
+    crawl,
     demo,
     discovery,
     facts,

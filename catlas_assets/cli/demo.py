@@ -115,4 +115,12 @@ def demo(
         'explore the lake:  catlas sql "select surface, kind, count(*) from changes group by all"'
     )
     console.print("  (through uv: uv run catlas sql ...; the Dagster UI: make ui)")
+    if result.site_crawl is not None:
+        crawl = result.site_crawl
+        console.print(
+            "site crawl of the Inkwell Press blog (catlas crawl --config inkwell --mode "
+            "path_scope --path /blog): "
+            + " ".join(f"{k}={v}" for k, v in crawl.events.items())
+            + f" - {crawl.report.outcome.value}"
+        )
     finish(result.report, fail_when=fail_when)

@@ -123,6 +123,11 @@ class RunGuard:
             first = next(iter(self.stopped_domains.values()))
             self._end(first, self.domain_detail())
 
+    def limit(self, detail: str) -> None:
+        """A run's own limit other than the request budget (a crawl's page cap) ends it."""
+        if self.stop is None:
+            self._end(Stop.MAX_REQUESTS, detail)
+
     def interrupt(self, detail: str) -> None:
         if self.stop is None:
             self._end(Stop.INTERRUPTED, detail)

@@ -81,9 +81,12 @@ class Outcome(StrEnum):
     SKIPPED = "skipped"
 
 
-# The outcomes that are a successful observation (stored data): they count as `succeeded`
-# in a verdict and make a run productive.
+# The outcomes that are a successful observation: they count as `succeeded` in a verdict.
 SUCCESSES = (Outcome.OK, Outcome.CHANGED, Outcome.UNCHANGED, Outcome.NOT_MODIFIED)
+
+# The outcomes that stored a new item or a change: only these make a run productive
+# (spec 001); an unchanged page or a 304 succeeded, yet yielded nothing new.
+PRODUCTIVE = (Outcome.OK, Outcome.CHANGED)
 
 
 class ChangeKind(StrEnum):
@@ -186,6 +189,70 @@ class EntityEvent(StrEnum):
     NO_LONGER_LISTED = "no_longer_listed"
     SUPERSEDED = "superseded"
     REMOVED = "removed"
+
+
+class CrawlStatus(StrEnum):
+    """A `webpages` row's place in the site-crawl queue (spec 003; spelled as the spec)."""
+
+    PENDING = "PENDING"
+    CRAWLING = "CRAWLING"
+    CRAWLED = "CRAWLED"
+    CRAWL_FAILED = "CRAWL_FAILED"
+    SKIPPED = "SKIPPED"
+
+
+class ProcessingStatus(StrEnum):
+    """Where a page's stored file is in processing (raw bytes -> snapshot)."""
+
+    UPLOADED = "uploaded"  # raw bytes stored, not processed yet
+    PROCESSING = "processing"  # handed to processing
+    EXTRACTED = "extracted"
+    FAILED = "failed"
+
+
+class CrawlMode(StrEnum):
+    """The eight site-crawl modes (spec 003); the mode registry is keyed by this."""
+
+    RESUME = "resume"
+    CHANGED_NEW = "changed_new"
+    FULL = "full"
+    RETRY_FAILED = "retry_failed"
+    SINGLE_PAGE = "single_page"
+    PATH_SCOPE = "path_scope"
+    REPROCESS_FAILED = "reprocess_failed"
+    REINDEX_EXISTING = "reindex_existing"
+
+
+class RunStatus(StrEnum):
+    """A launched run's lifecycle (site crawls): COMPLETED and FAILED are final."""
+
+    PENDING = "PENDING"
+    RUNNING = "RUNNING"
+    COMPLETED = "COMPLETED"
+    FAILED = "FAILED"
+
+
+class RunLauncher(StrEnum):
+    LOCAL = "local"  # a subprocess, or this process
+    DAGSTER = "dagster"  # the Dagster run id is the launch handle
+
+
+class PageEvent(StrEnum):
+    """One site-crawl event per processed URL (`run_events.event`)."""
+
+    NEW = "new"
+    UNCHANGED = "unchanged"
+    CHANGED = "changed"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    REDIRECTED = "redirected"
+
+
+class Transition(StrEnum):
+    """How a page event compares with the URL's last success-or-failure outcome."""
+
+    REGRESSION = "regression"  # failed after succeeding
+    RECOVERY = "recovery"  # succeeded after failing
 
 
 def values(enum: type[StrEnum]) -> tuple[str, ...]:

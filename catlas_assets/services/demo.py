@@ -19,6 +19,7 @@ from catlas_assets.services.repair import due_sensors, repair_pass
 from catlas_assets.services.run_control import RunControl
 from catlas_assets.services.runs import RunRecorder, RunReport, unstarted_report
 from catlas_assets.services.runtime import Runtime
+from catlas_assets.services.site_crawl import SiteCrawlResult
 from catlas_assets.services.tick import run_tick
 from catlas_assets.settings import Settings
 from fixture_web import DEFAULT_NOW, FixtureWeb, default_root
@@ -37,6 +38,7 @@ class DemoResult:
     changes: list[dict[str, Any]] = field(default_factory=list)
     outcomes: dict[str, int] = field(default_factory=dict)
     repairs: list[dict[str, Any]] = field(default_factory=list)  # moved or migrated sensors
+    site_crawl: SiteCrawlResult | None = None
 
 
 def fixtures_dir() -> Path:
@@ -118,11 +120,27 @@ def run_demo(
             (state_dir / DEMO_MARKER).write_text(
                 f'{{"run_id": "{report.run_id}", "days": {days}}}\n'
             )
-            return DemoResult(
+            result = DemoResult(
                 reset, report, lived.ticks, _changes(runtime), dict(totals), _repairs(runtime)
             )
+            if lived.stop is Stop.QUEUE_EMPTY:  # a stopped demo ends where it stopped
+                result.site_crawl = _crawl_blog(runtime)
+            return result
         finally:
             runtime.close()
+
+
+DEMO_BLOG = "http://inkwell-press.com"
+
+
+def _crawl_blog(runtime: Runtime) -> SiteCrawlResult:
+    """The demo ends with one site crawl: every post of a fixture blog, scoped to /blog."""
+    from catlas_assets.services.crawl_configs import add_config
+    from catlas_assets.services.site_crawl import CrawlRequest, prepare, run_site_crawl
+
+    add_config(runtime, "inkwell", company="Inkwell Press", base_url=f"{DEMO_BLOG}/")
+    request = CrawlRequest("inkwell", "path_scope", path="/blog")
+    return run_site_crawl(runtime, prepare(runtime, request))
 
 
 @dataclass
@@ -160,7 +178,7 @@ def _live(
             continue  # stopped before it started: the checks above say why
         lived.ticks += 1
         lived.totals.update(tick.report.counters)
-        lived.productive = lived.productive or any(r.outcome in SUCCESSES for r in tick.runs)
+        lived.productive = lived.productive or tick.report.productive
         now = clock.now()
         if now - last_repair >= REPAIR_EVERY:
             # The daemon's periodic repair (every 30 min), on the virtual clock; a pass

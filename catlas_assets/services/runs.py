@@ -70,7 +70,14 @@ class RunReport:
 
 
 class RunRecorder:
-    def __init__(self, runtime: Runtime, kind: RunKind, launch_handle: str | None = None) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        kind: RunKind,
+        launch_handle: str | None = None,
+        extra: dict[str, Any] | None = None,
+        launcher: str | None = None,
+    ) -> None:
         self.runtime = runtime
         self.kind = kind
         self.started_at = runtime.clock.now()
@@ -80,8 +87,9 @@ class RunRecorder:
             kind=kind,
             worker=runtime.worker,
             now=self.started_at,
-            launcher="dagster" if launch_handle else "local",
+            launcher=launcher or ("dagster" if launch_handle else "local"),
             launch_handle=launch_handle,
+            **(extra or {}),
         )
 
     def finish(
@@ -92,6 +100,7 @@ class RunRecorder:
         counters: dict[str, int],
         detail: str = "",
         tick_ms: int | None = None,
+        extra: dict[str, Any] | None = None,
     ) -> RunReport:
         store = self.runtime.store
         outcome = decide_outcome(stop, tally)
@@ -114,6 +123,7 @@ class RunRecorder:
             tick_ms=tick_ms,
             counters=counters,
             **{k: v for k, v in counters.items() if k in COUNTERS},
+            **(extra or {}),
         )
         report = RunReport(
             run_id=self.run_id,

@@ -5,7 +5,14 @@ from __future__ import annotations
 import asyncio
 
 from catlas_assets.domain.verdict import Tally
-from catlas_assets.domain.vocabulary import MEANINGFUL_OR_ABOVE, SUCCESSES, Outcome, RunKind, Stop
+from catlas_assets.domain.vocabulary import (
+    MEANINGFUL_OR_ABOVE,
+    PRODUCTIVE,
+    SUCCESSES,
+    Outcome,
+    RunKind,
+    Stop,
+)
 from catlas_assets.services import lake_sync
 from catlas_assets.services.pipeline import SensorRunResult, run_sensor, sensor_state
 from catlas_assets.services.run_control import RunControl
@@ -74,7 +81,7 @@ def run_one(
             succeeded=int(success),
             failures=int(not success and not skipped),
             coverage_gaps=int(not success),
-            productive=success,
+            productive=result.outcome in PRODUCTIVE,
         ),
         counters=counters,
         detail=(

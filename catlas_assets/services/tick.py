@@ -9,7 +9,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from catlas_assets.domain.verdict import Tally
-from catlas_assets.domain.vocabulary import MEANINGFUL_OR_ABOVE, SUCCESSES, Outcome, RunKind, Stop
+from catlas_assets.domain.vocabulary import (
+    MEANINGFUL_OR_ABOVE,
+    PRODUCTIVE,
+    SUCCESSES,
+    Outcome,
+    RunKind,
+    Stop,
+)
 from catlas_assets.services import lake_sync
 from catlas_assets.services.blocked_recheck import recheck_blocked
 from catlas_assets.services.claimed_work import ClaimedResult, run_claimed
@@ -91,7 +98,7 @@ def _tick(
         failures=failed,
         # A coverage gap is a due sensor that failed or was not reached.
         coverage_gaps=failed + counters["skipped"] + len(done.released),
-        productive=any(r.outcome in SUCCESSES and r.committed for r in runs),
+        productive=any(r.outcome in PRODUCTIVE and r.committed for r in runs),
     )
     guard.settle({s.domain for s in sensors})
     stop = guard.stop or Stop.QUEUE_EMPTY

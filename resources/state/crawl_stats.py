@@ -82,7 +82,8 @@ def crawl_stats(engine: Engine, *, now: datetime, window_s: int = 3600) -> dict[
 
 
 def unproductive_sensors(engine: Engine, *, runs: int, limit: int = 200) -> list[dict[str, Any]]:
-    """Sensors whose last `runs` runs in a row stored nothing (each one failed)."""
+    """Sensors whose last `runs` runs in a row stored nothing new: each one failed, or each
+    one met an unchanged page (or a 304)."""
     query = (
         select(
             sensors.c.id,
@@ -94,7 +95,7 @@ def unproductive_sensors(engine: Engine, *, runs: int, limit: int = 200) -> list
             sensors.c.last_success_at,
             sensors.c.url,
         )
-        .where(sensors.c.consecutive_failures >= runs)
+        .where(or_(sensors.c.consecutive_failures >= runs, sensors.c.consecutive_unchanged >= runs))
         .order_by(sensors.c.consecutive_failures.desc(), sensors.c.id)
         .limit(limit)
     )

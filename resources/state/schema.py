@@ -15,6 +15,7 @@ from sqlalchemy import (
     Boolean,
     CheckConstraint,
     Column,
+    Computed,
     DateTime,
     Float,
     ForeignKey,
@@ -27,22 +28,31 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 from sqlalchemy.engine import Dialect
+from sqlalchemy.sql import column
 from sqlalchemy.types import TypeDecorator
 
 from catlas_assets.domain.vocabulary import (
+    CrawlMode,
+    CrawlStatus,
     DiscoveryMethod,
     DomainKind,
     FailureClass,
     OnboardingStatus,
+    PageEvent,
+    ProcessingStatus,
     QueueJobStatus,
     ReviewKind,
     ReviewStatus,
     RunKind,
+    RunLauncher,
     RunOutcome,
+    RunStatus,
     SensorStatus,
     Stop,
     Surface,
+    Transition,
 )
+from resources.state.url_authority import url_authority
 
 metadata = MetaData(
     naming_convention={
@@ -255,10 +265,115 @@ crawl_runs = Table(
     Column("counters", JSON, nullable=False, default=dict),
     Column("launcher", String(20), nullable=False, default="local"),
     Column("launch_handle", String(200)),
+    # Site crawls (spec 003): the mode, its config and the one input the mode requires,
+    # and the lifecycle status the launched process drives.
+    Column("mode", String(20)),
+    Column("config_id", Integer, ForeignKey("crawl_configs.id")),
+    Column("url_input", Text),
+    Column("path_input", Text),
+    Column("status", String(12)),
+    Column("error_message", Text),
     _in("kind", RunKind),
     _in("stop", Stop, nullable=True),
     _in("outcome", RunOutcome, nullable=True),
+    _in("mode", CrawlMode, nullable=True),
+    _in("status", RunStatus, nullable=True),
+    _in("launcher", RunLauncher),
+    CheckConstraint(
+        "kind <> 'site_crawl' OR (mode IS NOT NULL AND config_id IS NOT NULL"
+        " AND status IS NOT NULL)",
+        name="site_crawl_complete",
+    ),
+    CheckConstraint(
+        "status IS NULL OR status NOT IN ('COMPLETED', 'FAILED') OR completed_at IS NOT NULL",
+        name="final_has_completed_at",
+    ),
+    CheckConstraint(
+        "status IS NULL OR status <> 'FAILED'"
+        " OR (error_message IS NOT NULL AND length(trim(error_message)) > 0)",
+        name="failed_has_error_message",
+    ),
     Index(None, "kind", "started_at"),
+)
+
+crawl_configs = Table(
+    "crawl_configs",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("name", String(120), nullable=False, unique=True),
+    Column("company_id", Integer, ForeignKey("companies.id"), nullable=False),
+    Column("base_url", Text, nullable=False),
+    # Regexes over a URL's authority; `is_allowed_domain` is their one predicate.
+    Column("allowed_domains", JSON, nullable=False, default=list),
+    Column("max_pages", Integer),
+    Column("surface", String(20), nullable=False, default="blog"),
+    _ts("created_at", nullable=False),
+    _ts("updated_at", nullable=False),
+    _in("surface", Surface),
+    CheckConstraint("max_pages IS NULL OR max_pages > 0", name="max_pages_positive"),
+)
+
+# The site-crawl URL queue, shared by every config; `host` is what config scopes filter on.
+webpages = Table(
+    "webpages",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("url", Text, nullable=False, unique=True),
+    Column("host", Text, Computed(url_authority(column("url")), persisted=True)),
+    Column("crawl_status", String(12), nullable=False, default="PENDING"),
+    Column("redirects_to", Text),
+    Column("skip_reason", Text),
+    Column("content_hash", String(64)),
+    Column("processing_status", String(12)),
+    # The stored file: raw bytes, and what processing derived from them.
+    Column("object_key", Text),
+    Column("content_type", String(200)),
+    Column("text_key", Text),
+    Column("blocks_key", Text),
+    Column("extraction_key", Text),
+    Column("etag", Text),
+    Column("last_modified", Text),
+    Column("normalized_hash", String(64)),
+    Column("structured_hash", String(64)),
+    Column("snapshot_version", Integer, nullable=False, default=0),
+    Column("last_snapshot_id", String(40)),
+    # The last success-or-failure outcome: the baseline of regression/recovery.
+    Column("last_outcome", String(8)),
+    Column("last_run_id", String(40)),
+    Column("failure_class", String(24)),
+    Column("failure_detail", Text),
+    _ts("last_crawled_at"),
+    _ts("created_at", nullable=False),
+    _ts("updated_at", nullable=False),
+    _in("crawl_status", CrawlStatus),
+    _in("processing_status", ProcessingStatus, nullable=True),
+    _in("failure_class", FailureClass, nullable=True),
+    CheckConstraint(
+        "last_outcome IS NULL OR last_outcome IN ('success', 'failure')", name="last_outcome_known"
+    ),
+    CheckConstraint(
+        "redirects_to IS NULL OR length(trim(redirects_to)) > 0", name="redirects_to_not_blank"
+    ),
+    Index(None, "host"),
+    Index(None, "crawl_status"),
+)
+
+# One row per processed URL of a site crawl (and `redirected` on a followed redirect's origin).
+run_events = Table(
+    "run_events",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("run_id", String(40), ForeignKey("crawl_runs.id"), nullable=False),
+    Column("webpage_id", Integer, ForeignKey("webpages.id"), nullable=False),
+    Column("url", Text, nullable=False),
+    Column("event", String(12), nullable=False),
+    Column("transition", String(12)),
+    Column("detail", Text),
+    _ts("at", nullable=False),
+    _in("event", PageEvent),
+    _in("transition", Transition, nullable=True),
+    Index(None, "run_id", "id"),
+    Index(None, "webpage_id"),
 )
 
 review_queue = Table(
@@ -349,6 +464,7 @@ __all__ = [
     "companies",
     "connectors",
     "cost_ledger",
+    "crawl_configs",
     "crawl_runs",
     "domain_budgets",
     "domains",
@@ -356,7 +472,9 @@ __all__ = [
     "metadata",
     "queue_jobs",
     "review_queue",
+    "run_events",
     "sensors",
     "settings_kv",
     "task_leases",
+    "webpages",
 ]

@@ -472,7 +472,9 @@ class StateStore:
         now: datetime,
         launcher: str = "local",
         launch_handle: str | None = None,
+        **extra: Any,
     ) -> None:
+        """`extra`: a site crawl's mode, config, inputs and lifecycle status."""
         with self.transaction() as conn:
             conn.execute(
                 insert(crawl_runs).values(
@@ -483,6 +485,7 @@ class StateStore:
                     counters={},
                     launcher=launcher,
                     launch_handle=launch_handle,
+                    **extra,
                 )
             )
 

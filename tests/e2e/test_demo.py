@@ -105,6 +105,10 @@ def test_the_lake_reads_the_same_through_catlas_and_plain_duckdb(
     assert plain == (len(result.changes),)
     assert result.report.outcome.value == "success"
     assert result.report.stop.value == "queue_empty"
+    # The demo ends with one site crawl of the fixture blog.
+    assert result.site_crawl is not None
+    assert result.site_crawl.report.outcome.value == "success"
+    assert result.site_crawl.events["new"] >= 45
 
 
 def test_running_the_demo_again_resets_its_state_and_says_so(

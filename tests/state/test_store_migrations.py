@@ -15,7 +15,7 @@ from resources.state import migrate
 from resources.state.schema import metadata
 from resources.state.store import StateStore, create_state_engine
 
-HEAD = "0002_repair"
+HEAD = "0003_site_crawl"
 
 
 def _revision_of(url: str) -> str | None:

@@ -24,11 +24,11 @@ def _run(store: StateStore, run_id: str, kind: str = "tick", *, finish: bool = T
 
 def test_started_run_reads_back_open_with_zero_counters(store: StateStore) -> None:
     store.start_run(
-        run_id="run_a", kind="site_crawl", worker="w7", now=NOW, launcher="ecs", launch_handle="d1"
+        run_id="run_a", kind="tick", worker="w7", now=NOW, launcher="dagster", launch_handle="d1"
     )
     [run] = store.runs()
-    assert (run["id"], run["kind"], run["worker"]) == ("run_a", "site_crawl", "w7")
-    assert (run["launcher"], run["launch_handle"]) == ("ecs", "d1")
+    assert (run["id"], run["kind"], run["worker"]) == ("run_a", "tick", "w7")
+    assert (run["launcher"], run["launch_handle"]) == ("dagster", "d1")
     assert run["started_at"] == NOW
     assert run["completed_at"] is None and run["stop"] is None and run["outcome"] is None
     assert (run["claimed"], run["failed"], run["empty_streak"]) == (0, 0, 0)

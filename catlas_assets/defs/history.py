@@ -8,8 +8,28 @@ import dagster as dg
 
 from catlas_assets.defs.partitions import hourly_partitions, lake_partition
 from catlas_assets.defs.resources import CatlasResource
+from catlas_assets.defs.table_schemas import lake_asset_metadata
 from catlas_assets.services import compaction, periodic
 
+DESCRIPTIONS = {
+    "observations": (
+        "One row per sensor fetch of the hour: outcome, HTTP status, validators, hashes and "
+        "the archive keys of the raw bytes, text and blocks. Materializing an hour compacts "
+        "the ticks' files into one and records the hour's rows, bytes and outcome mix."
+    ),
+    "snapshots": (
+        "One row per new version of a surface in the hour (first fetch or a change), with "
+        "its extraction summary and archive keys. Re-derived from raw bytes by reprocess."
+    ),
+    "changes": (
+        "One row per detected change of the hour: significance, kind, summary and the "
+        "structured delta. Re-derived by reprocess."
+    ),
+    "entity_events": (
+        "Entity reconciliation events of the hour (added, seen, updated, no_longer_listed, "
+        "superseded, removed). Re-derived by reprocess; feeds the daily `entities`."
+    ),
+}
 HISTORY_TABLES = ("observations", "snapshots", "changes", "entity_events")
 GROUP = "lake"
 
@@ -27,25 +47,37 @@ def _history_asset(table: str) -> dg.AssetsDefinition:
         partitions_def=hourly_partitions,
         deps=deps,
         kinds={"parquet", "duckdb"},
-        description=f"The `{table}` lake table for one UTC hour (compacted on materialization).",
+        owners=["team:catlas-data"],
+        metadata=lake_asset_metadata(table),
+        description=DESCRIPTIONS[table],
         backfill_policy=dg.BackfillPolicy.single_run(),
     )
     def _asset(context: dg.AssetExecutionContext, catlas: CatlasResource) -> dg.MaterializeResult:
-        partitions = [lake_partition(key) for key in context.partition_keys]
+        partitions = {lake_partition(key): key for key in context.partition_keys}
         # Under the compaction lease: never at the same time as a daemon's compaction.
         with periodic.leased(catlas.runtime, "lake_compaction"):
-            totals = compaction.compact_hours(catlas.runtime, partitions, table)
-        return dg.MaterializeResult(
-            metadata={
-                "rows": dg.MetadataValue.int(totals.rows),
-                "files_compacted": dg.MetadataValue.int(totals.files),
-                "bytes": dg.MetadataValue.int(totals.bytes),
-                "duplicates_dropped": dg.MetadataValue.int(totals.duplicates_dropped),
-                "partitions": dg.MetadataValue.int(len(context.partition_keys)),
-            }
-        )
+            figures = compaction.compact_hours(catlas.runtime, list(partitions), table)
+        # One metadata set per hour, so a range run stamps each hour with its own figures.
+        for hour in figures:
+            context.add_asset_metadata(
+                hour_metadata(hour), partition_key=partitions[hour.partition]
+            )
+        return dg.MaterializeResult()
 
     return _asset
+
+
+def hour_metadata(hour: compaction.HourFigures) -> dict[str, dg.MetadataValue]:
+    metadata = {
+        "rows": dg.MetadataValue.int(hour.rows),
+        "files_compacted": dg.MetadataValue.int(hour.files),
+        "bytes": dg.MetadataValue.int(hour.bytes),
+        "duplicates_dropped": dg.MetadataValue.int(hour.duplicates_dropped),
+        "partition": dg.MetadataValue.text(hour.partition),
+    }
+    for outcome, count in hour.outcomes.items():
+        metadata[f"outcome/{outcome}"] = dg.MetadataValue.int(count)
+    return metadata
 
 
 history_assets = [_history_asset(table) for table in HISTORY_TABLES]

@@ -122,7 +122,7 @@ class Lake:
         ]
         if not parts:
             return table.schema.empty_table()
-        return pa.concat_tables([p.select(table.schema.names).cast(table.schema) for p in parts])
+        return pa.concat_tables([_conform(p, table.schema) for p in parts])
 
     # -- compaction ---------------------------------------------------------------------
     def compact(self, table_name: str, partition: str) -> Compaction:
@@ -221,6 +221,17 @@ class Lake:
             f"CREATE VIEW {view} AS SELECT * FROM read_parquet('{uri}', hive_partitioning = "
             "true, union_by_name = true, hive_types = {'date': DATE, 'hour': INTEGER})"
         )
+
+
+def _conform(part: pa.Table, schema: pa.Schema) -> pa.Table:
+    """A file's rows in the declared schema; a column added since it was written is null."""
+    columns = [
+        part.column(f.name).cast(f.type)
+        if f.name in part.column_names
+        else pa.nulls(part.num_rows, f.type)
+        for f in schema
+    ]
+    return pa.Table.from_arrays(columns, schema=schema)
 
 
 def _as_datetime(value: Any) -> datetime:

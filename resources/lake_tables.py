@@ -56,6 +56,8 @@ OBSERVATIONS = LakeTable(
         ("extractor_version", pa.string()),
         ("connector", pa.string()),
         ("requests", pa.int32()),
+        # The response's Content-Type: reprocess decodes the archived bytes as it did.
+        ("content_type", pa.string()),
     ),
     "observation_id",
     "fetched_at",

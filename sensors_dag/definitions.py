@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from sensors_dag.jobs import compaction_job, crawl_tick
+from sensors_dag.jobs import compaction_job, crawl_tick, reprocess_job
 from sensors_dag.notifications import (
     daily_entities,
     derive_entities_job,
@@ -20,6 +20,7 @@ defs = dg.Definitions(
     jobs=[
         crawl_tick,
         compaction_job,
+        reprocess_job,
         onboarding_job,
         notify_changes,
         derive_entities_job,

@@ -3,7 +3,7 @@
 import dagster as dg
 
 from catlas_assets.defs.crawl_stats import stats_metadata
-from catlas_assets.defs.history import history_assets
+from catlas_assets.defs.history import REPROCESS_TAG, history_assets
 from catlas_assets.defs.partitions import hourly_partitions
 from catlas_assets.defs.resources import CatlasResource
 from catlas_assets.domain.vocabulary import RunKind, RunOutcome
@@ -46,4 +46,17 @@ compaction_job = dg.define_asset_job(
     selection=dg.AssetSelection.assets(*history_assets),
     partitions_def=hourly_partitions,
     description="Compact one hour of the history tables (and run their checks).",
+)
+
+
+reprocess_job = dg.define_asset_job(
+    "reprocess",
+    selection=dg.AssetSelection.assets("snapshots", "changes", "entity_events"),
+    partitions_def=hourly_partitions,
+    tags={REPROCESS_TAG: "true", "catlas/kind": "reprocess"},
+    description=(
+        "Re-derive snapshots, changes and entity_events of a range of hours from the archived "
+        "raw bytes with the current extractor: no network request. Backfill a range of hours "
+        "(one run per backfill) from this job's partitions page."
+    ),
 )

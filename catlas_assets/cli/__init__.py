@@ -11,6 +11,7 @@ from catlas_assets.cli import (  # noqa: F401 - imported to register their comma
     discovery,
     facts,
     lake,
+    reprocess,
     review,
     robots,
     runs,

@@ -5,6 +5,12 @@ from __future__ import annotations
 import dagster as dg
 
 from sensors_dag.jobs import compaction_job, crawl_tick, reprocess_job
+from sensors_dag.maintenance import (
+    budgets_reset_job,
+    budgets_reset_schedule,
+    maintenance,
+    maintenance_schedule,
+)
 from sensors_dag.notifications import (
     daily_entities,
     derive_entities_job,
@@ -25,7 +31,15 @@ defs = dg.Definitions(
         notify_changes,
         derive_entities_job,
         *periodic_jobs,
+        maintenance,
+        budgets_reset_job,
     ],
     sensors=[due_sensors, pending_companies, pending_changes],
-    schedules=[hourly_compaction, daily_entities, *periodic_schedules],
+    schedules=[
+        hourly_compaction,
+        daily_entities,
+        *periodic_schedules,
+        maintenance_schedule,
+        budgets_reset_schedule,
+    ],
 )

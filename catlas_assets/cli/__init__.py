@@ -16,6 +16,7 @@ from catlas_assets.cli import (  # noqa: F401 - imported to register their comma
     robots,
     runs,
     sensor_import,
+    ui,
 )
 from catlas_assets.cli.app import cli, main
 

@@ -2,7 +2,6 @@
 old Dagster runs (Dagster 1.13 prunes ticks, never run event logs) and compacts the lake's
 small files. Both on schedules in `CATLAS_TZ`, started stopped like every schedule."""
 
-
 from datetime import UTC, datetime, timedelta
 
 import dagster as dg

@@ -25,7 +25,9 @@ from fixture_web import FixtureWeb
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
-WAIT_S = 240  # a bound on waiting for the servers, not a timing assertion
+WAIT_S = (
+    600  # a bound on waiting for the servers (minutes on a loaded machine), not a timing assertion
+)
 
 LOCATION = """
 { workspaceOrError { ... on Workspace { locationEntries { name loadStatus

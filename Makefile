@@ -16,7 +16,7 @@ help:
 	@echo "make demo   - live 21 simulated days against the fixture web and print the changes"
 	@echo "make test   - the whole test suite (SQLite and PostgreSQL)"
 	@echo "make lint   - ruff lint and format check"
-	@echo "make ui     - Dagster UI over the demo's state and lake (http://127.0.0.1:3000)"
+	@echo "make ui     - Dagster UI and daemon over the demo's state and lake (CATLAS_UI_PORT, default 3000)"
 	@echo "make bench  - benchmarks beside their peers, one table (bench/README.md; needs PostgreSQL)"
 	@echo "make bench-quick - the same on a small scale, under two minutes"
 	@echo "make eval   - catlas on the wild corpus, through the CLI: precision and recall (bench/eval/README.md)"
@@ -75,10 +75,9 @@ format: .venv/.synced
 	$(RUN) ruff check --fix .
 	$(RUN) ruff format .
 
-ui: .venv/.synced
-	@mkdir -p $(DAGSTER_HOME)
-	@printf 'telemetry:\n  enabled: false\n' > $(DAGSTER_HOME)/dagster.yaml
-	DAGSTER_HOME=$(DAGSTER_HOME) $(RUN) dagster-webserver -w workspace.yaml -h 127.0.0.1 -p 3000
+# The webserver and the daemon together over the demo's state, with the fixture web serving.
+ui: .venv/.synced dbt-parse
+	DAGSTER_HOME=$(DAGSTER_HOME) $(RUN) catlas ui
 
 clean:
 	rm -rf .catlas .venv .tools

@@ -148,6 +148,10 @@ class Settings:
     max_concurrent_crawl_runs: int = _setting(
         1, "Dagster crawl-tick runs in flight at most (the `due_sensors` sensor waits)."
     )
+    ui_port: int = _setting(3000, "Port of the Dagster UI that `make ui` starts on 127.0.0.1.")
+    dagster_run_retention_days: int = _setting(
+        30, "Dagster runs (and their event logs) older than this are deleted by `maintenance`."
+    )
 
     # -- change classification ---------------------------------------------------------
     minor_threshold: float = _setting(0.02, "Significance from which a change is minor.")
@@ -346,6 +350,8 @@ _POSITIVE = (
     "max_consecutive_failures",
     "min_requests_for_error_rate",
     "max_concurrent_crawl_runs",
+    "ui_port",
+    "dagster_run_retention_days",
     "domain_concurrency",
     "domain_daily_budget",
     "robots_ttl_s",

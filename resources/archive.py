@@ -36,5 +36,8 @@ class ObjectArchive:
         self.storage.write_atomic(key, compressed)
         return StoredObject(key, len(compressed))
 
+    def exists(self, key: str) -> bool:
+        return self.storage.exists(key)
+
     def get(self, key: str) -> bytes:
         return zstandard.ZstdDecompressor().decompress(self.storage.read(key))

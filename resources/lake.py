@@ -89,6 +89,27 @@ class Lake:
             written.append(WrittenFile(table.name, key, count, len(data), partition))
         return written
 
+    def replace_partition(
+        self, table_name: str, partition: str, rows: Iterable[Mapping[str, Any]]
+    ) -> WrittenFile:
+        """Put `rows` in place of everything one partition holds, in one atomic write.
+
+        The partition is first compacted to one file and the new rows overwrite that very
+        key (a rename locally, one PUT on S3), so a reader sees the old set or the new one,
+        never both or neither. Rows are not re-placed by their time column: the caller
+        decides what the partition holds.
+        """
+        table = self.table(table_name)
+        data = _to_parquet(_to_arrow(table, list(rows)))
+        keys = self.files(table_name, partition)
+        if len(keys) > 1:
+            self.compact(table_name, partition)
+            keys = self.files(table_name, partition)
+        key = keys[0] if keys else f"{table.name}/{partition}/compacted-replaced.parquet"
+        self.storage.write_atomic(key, data)
+        count = pq.read_metadata(io.BytesIO(data)).num_rows
+        return WrittenFile(table.name, key, count, len(data), partition)
+
     # -- reading ------------------------------------------------------------------------
     def files(self, table_name: str, partition: str | None = None) -> list[str]:
         where = partition or "date=*/hour=*"
@@ -105,7 +126,7 @@ class Lake:
         ]
         if not parts:
             return table.schema.empty_table()
-        return pa.concat_tables([p.select(table.schema.names).cast(table.schema) for p in parts])
+        return pa.concat_tables([_conform(p, table.schema) for p in parts])
 
     # -- compaction ---------------------------------------------------------------------
     def compact(self, table_name: str, partition: str) -> Compaction:
@@ -147,7 +168,30 @@ class Lake:
             stale = [k for k in keys if k != key and posixpath.basename(k) in replaced]
             self.storage.delete(stale)
 
+    def file_schemas(self, table_name: str, partition: str) -> list[tuple[str, pa.Schema]]:
+        """The Parquet schema of each file of one partition (for the schema check)."""
+        return [
+            (key, pq.read_schema(io.BytesIO(self.storage.read(key))))
+            for key in self.files(table_name, partition)
+        ]
+
     # -- DuckDB ---------------------------------------------------------------------------
+    def scope_view(
+        self, con: duckdb.DuckDBPyConnection, table_name: str, partition: str, view: str
+    ) -> None:
+        """`view` on `con`: one table's rows of one partition only (an empty table if none)."""
+        table = self.table(table_name)
+        keys = self.files(table_name, partition)
+        if keys:
+            uris = ", ".join(f"'{self.storage.uri(k)}'" for k in keys)
+            con.execute(
+                f"CREATE OR REPLACE VIEW {view} AS SELECT * FROM read_parquet([{uris}], "
+                "union_by_name = true)"
+            )
+            return
+        empty = table.schema.empty_table()  # noqa: F841 - read by name below
+        con.execute(f"CREATE OR REPLACE TABLE {view} AS SELECT * FROM empty")
+
     def glob_uri(self, table_name: str) -> str:
         return self.storage.uri(f"{self.table(table_name).name}/*/*/*.parquet")
 
@@ -162,11 +206,11 @@ class Lake:
             con.register_filesystem(self.storage.fs)
         for name, table in TABLES.items():
             if self.files(name):
-                con.execute(
-                    f"CREATE VIEW {name} AS SELECT * FROM read_parquet("
-                    f"'{self.glob_uri(name)}', hive_partitioning = true, union_by_name = true, "
-                    "hive_types = {'date': DATE, 'hour': INTEGER})"
-                )
+                self._view(con, name, name, self.glob_uri(name))
+                if table.daily_state:
+                    latest = self.partitions(name)[-1]
+                    con.execute(f"ALTER VIEW {name} RENAME TO {name}_by_day")
+                    self._view(con, name, name, self.storage.uri(f"{name}/{latest}/*.parquet"))
             else:
                 empty = table.schema.empty_table()  # noqa: F841 - read by name below
                 con.execute(
@@ -187,6 +231,24 @@ class Lake:
         self.storage.write_atomic(
             f"{DIMENSIONS}/{name}.parquet", _to_parquet(pa.Table.from_pylist(list(rows)))
         )
+
+    @staticmethod
+    def _view(con: duckdb.DuckDBPyConnection, view: str, name: str, uri: str) -> None:
+        con.execute(
+            f"CREATE VIEW {view} AS SELECT * FROM read_parquet('{uri}', hive_partitioning = "
+            "true, union_by_name = true, hive_types = {'date': DATE, 'hour': INTEGER})"
+        )
+
+
+def _conform(part: pa.Table, schema: pa.Schema) -> pa.Table:
+    """A file's rows in the declared schema; a column added since it was written is null."""
+    columns = [
+        part.column(f.name).cast(f.type)
+        if f.name in part.column_names
+        else pa.nulls(part.num_rows, f.type)
+        for f in schema
+    ]
+    return pa.Table.from_arrays(columns, schema=schema)
 
 
 def _as_datetime(value: Any) -> datetime:

@@ -16,6 +16,9 @@ class LakeTable:
     schema: pa.Schema
     id_column: str  # unique per row: compaction keeps one row per id
     time_column: str  # the event time that places a row in date=/hour=
+    # A table whose each day holds its whole state as of that day (`entities`): its view
+    # reads the latest day only, `<name>_by_day` every day.
+    daily_state: bool = False
 
 
 def _schema(*columns: tuple[str, pa.DataType]) -> pa.Schema:
@@ -54,6 +57,8 @@ OBSERVATIONS = LakeTable(
         ("connector", pa.string()),
         ("requests", pa.int32()),
         ("crawl_config", pa.string()),  # the site-crawl config of a webpage's observation
+        # The response's Content-Type: reprocess decodes the archived bytes as it did.
+        ("content_type", pa.string()),
     ),
     "observation_id",
     "fetched_at",
@@ -129,8 +134,9 @@ ENTITY_EVENTS = LakeTable(
     "observed_at",
 )
 
-# Derived (SCD2) from entity_events by the daily `entities` asset: one row per version,
-# placed by valid_from; each derivation rewrites every partition's file whole.
+# Derived (SCD2) from entity_events by the daily `entities` asset: one row per version.
+# Day D's partition (date=D/hour=00) is the whole state as of the end of day D, derived
+# from day D-1's state and day D's events.
 ENTITIES = LakeTable(
     "entities",
     _schema(
@@ -152,6 +158,7 @@ ENTITIES = LakeTable(
     ),
     "entity_version_id",
     "valid_from",
+    daily_state=True,
 )
 
 FAILURES = LakeTable(

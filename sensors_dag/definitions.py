@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import dagster as dg
 
-from sensors_dag.jobs import compaction_job, crawl_tick
+from sensors_dag.jobs import compaction_job, crawl_tick, reprocess_job
+from sensors_dag.maintenance import (
+    budgets_reset_job,
+    budgets_reset_schedule,
+    maintenance,
+    maintenance_schedule,
+)
 from sensors_dag.notifications import (
     daily_entities,
     derive_entities_job,
@@ -22,13 +28,23 @@ defs = dg.Definitions(
     jobs=[
         crawl_tick,
         compaction_job,
+        reprocess_job,
         onboarding_job,
         notify_changes,
         derive_entities_job,
         repair_job,
         site_crawl,
         *periodic_jobs,
+        maintenance,
+        budgets_reset_job,
     ],
     sensors=[due_sensors, pending_companies, pending_changes, failed_runs_to_review],
-    schedules=[hourly_compaction, daily_entities, repair_schedule, *periodic_schedules],
+    schedules=[
+        hourly_compaction,
+        daily_entities,
+        repair_schedule,
+        *periodic_schedules,
+        maintenance_schedule,
+        budgets_reset_schedule,
+    ],
 )

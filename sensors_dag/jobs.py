@@ -3,9 +3,10 @@
 import dagster as dg
 
 from catlas_assets.defs.crawl_stats import stats_metadata
-from catlas_assets.defs.history import history_assets
+from catlas_assets.defs.history import REPROCESS_TAG, history_assets
 from catlas_assets.defs.partitions import hourly_partitions
 from catlas_assets.defs.resources import CatlasResource
+from catlas_assets.defs.verdict_metadata import tag_run
 from catlas_assets.domain.vocabulary import RunKind, RunOutcome
 from catlas_assets.services.crawl_stats import crawl_stats
 from catlas_assets.services.runs import refused_report
@@ -29,6 +30,7 @@ def crawl_tick_op(context: dg.OpExecutionContext, catlas: CatlasResource) -> dg.
         **{name: dg.MetadataValue.int(value) for name, value in report.counters.items()},
         **stats_metadata(crawl_stats(runtime)),
     }
+    tag_run(context, report)  # the verdict on the Dagster run, for the runs list
     # The Dagster run fails exactly when the catlas verdict is failed.
     if report.outcome is RunOutcome.FAILED:
         raise dg.Failure(description=report.summary_line, metadata=metadata)
@@ -46,4 +48,17 @@ compaction_job = dg.define_asset_job(
     selection=dg.AssetSelection.assets(*history_assets),
     partitions_def=hourly_partitions,
     description="Compact one hour of the history tables (and run their checks).",
+)
+
+
+reprocess_job = dg.define_asset_job(
+    "reprocess",
+    selection=dg.AssetSelection.assets("snapshots", "changes", "entity_events"),
+    partitions_def=hourly_partitions,
+    tags={REPROCESS_TAG: "true", "catlas/kind": "reprocess"},
+    description=(
+        "Re-derive snapshots, changes and entity_events of a range of hours from the archived "
+        "raw bytes with the current extractor: no network request. Backfill a range of hours "
+        "(one run per backfill) from this job's partitions page."
+    ),
 )

@@ -25,7 +25,10 @@ def notify_changes() -> None:
 
 
 @dg.sensor(
-    job=notify_changes, minimum_interval_seconds=60, default_status=dg.DefaultSensorStatus.STOPPED
+    job=notify_changes,
+    minimum_interval_seconds=60,
+    default_status=dg.DefaultSensorStatus.STOPPED,
+    description="Requests a delivery run when the notifier is on and changes wait.",
 )
 def pending_changes(context: dg.SensorEvaluationContext, catlas: CatlasResource) -> dg.SensorResult:
     """A delivery run when the notifier is on and changes wait (one per newest change)."""
@@ -46,4 +49,8 @@ derive_entities_job = dg.define_asset_job(
     selection=dg.AssetSelection.assets("entities"),
     description="Derive the SCD2 entities table from entity_events (daily).",
 )
-daily_entities = dg.build_schedule_from_partitioned_job(derive_entities_job, hour_of_day=2)
+daily_entities = dg.build_schedule_from_partitioned_job(
+    derive_entities_job,
+    hour_of_day=2,
+    description="Daily at 02:00 UTC: derive yesterday's entities from its entity_events.",
+)

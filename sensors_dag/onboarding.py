@@ -20,7 +20,10 @@ BATCH_WINDOW_S = 300
 
 
 @dg.sensor(
-    job=onboarding_job, minimum_interval_seconds=60, default_status=dg.DefaultSensorStatus.STOPPED
+    job=onboarding_job,
+    minimum_interval_seconds=60,
+    default_status=dg.DefaultSensorStatus.STOPPED,
+    description="Requests one onboarding run at a time while discover jobs are due.",
 )
 def pending_companies(
     context: dg.SensorEvaluationContext, catlas: CatlasResource

@@ -25,7 +25,11 @@ def _task_job(name: str) -> dg.JobDefinition:
         context.log.info(f"{name}: {result.detail}")
         return dg.Output(result.ran, metadata={"ran": result.ran, "detail": result.detail})
 
-    @dg.job(name=f"periodic_{name}", tags={"catlas/kind": "periodic"})
+    @dg.job(
+        name=f"periodic_{name}",
+        tags={"catlas/kind": "periodic"},
+        description=f"The periodic task {name}, under the same lease as the daemon's.",
+    )
     def _job() -> None:
         _op()
 
@@ -39,11 +43,16 @@ def _schedule(job: Any, cadence: periodic.Cadence) -> dg.ScheduleDefinition:
         cron_schedule=cadence.cron(),
         execution_timezone=TZ,
         default_status=dg.DefaultScheduleStatus.STOPPED,
+        description=f"{job.name} on cron {cadence.cron()} ({TZ}).",
     )
 
 
 stale_claim_sweep_job = _task_job("stale_claim_sweep")
-crawl_stats_job = dg.define_asset_job("crawl_stats_job", selection=["crawl_stats"])
+crawl_stats_job = dg.define_asset_job(
+    "crawl_stats_job",
+    selection=["crawl_stats"],
+    description="Materialize crawl_stats: the stats-crawl figures as metadata over time.",
+)
 
 periodic_jobs = [stale_claim_sweep_job, crawl_stats_job]
 periodic_schedules = [

@@ -12,4 +12,5 @@ hourly_compaction = dg.build_schedule_from_partitioned_job(
     compaction_job,
     minute_of_hour=cadence_of("lake_compaction").minute,
     default_status=dg.DefaultScheduleStatus.STOPPED,
+    description="Hourly: compact the hour that just ended and run its asset checks.",
 )

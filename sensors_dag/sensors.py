@@ -10,7 +10,13 @@ TICK_WINDOW_S = 60
 
 
 @dg.sensor(
-    job=crawl_tick, minimum_interval_seconds=30, default_status=dg.DefaultSensorStatus.STOPPED
+    job=crawl_tick,
+    minimum_interval_seconds=30,
+    default_status=dg.DefaultSensorStatus.STOPPED,
+    description=(
+        "Requests a batched crawl_tick run per 60 s window while catlas sensors are due "
+        "(at most CATLAS_MAX_CONCURRENT_CRAWL_RUNS in flight)."
+    ),
 )
 def due_sensors(context: dg.SensorEvaluationContext, catlas: CatlasResource) -> dg.SensorResult:
     """One crawl tick per window while sensors are due and fewer than

@@ -13,10 +13,12 @@ from catlas_assets.cli import (  # noqa: F401 - imported to register their comma
     facts,
     lake,
     repair,
+    reprocess,
     review,
     robots,
     runs,
     sensor_import,
+    ui,
 )
 from catlas_assets.cli.app import cli, main
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 import click
@@ -50,7 +50,7 @@ def demo(
     obj: Context, days: int, max_requests: int | None, deadline: float | None, fail_when: str
 ) -> None:
     """Live through weeks of monitoring the fixture web on the virtual clock."""
-    from catlas_assets.services.demo import check_ready, run_demo
+    from catlas_assets.services.demo import check_ready, run_demo, shift_to_end_on
     from catlas_assets.services.run_control import signals_stop
 
     settings = obj.settings
@@ -77,7 +77,11 @@ def demo(
                 task, completed=hours, description=f"day {int(hours // 24)} {now:%Y-%m-%d %H:%M}Z"
             )
 
-        result = run_demo(settings, days=days, on_progress=on_progress, control=control)
+        # The simulated weeks end on the real current day, where the UI's time windows look.
+        shift = shift_to_end_on(datetime.now(UTC).date(), days)
+        result = run_demo(
+            settings, days=days, shift_days=shift, on_progress=on_progress, control=control
+        )
     if result.report.run_id == "-":
         finish(result.report, fail_when=fail_when)  # stopped before it started
         return

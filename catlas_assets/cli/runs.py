@@ -97,6 +97,7 @@ def schedule(
     fail_when: str,
 ) -> None:
     """Run the sensors that are due (one tick with --once, else every scheduler_tick_s)."""
+    from catlas_assets.defs.runless import tick_reporter
     from catlas_assets.services.daemon import run_daemon
     from catlas_assets.services.run_control import signals_stop
     from catlas_assets.services.runs import refused_report
@@ -109,16 +110,27 @@ def schedule(
     control = control_from(max_requests, deadline)
     kind = RunKind.TICK if once else RunKind.DAEMON
     done = partial(_finish_json, runtime) if as_json else finish
+    # With a Dagster instance configured, each tick is told to it as runless asset events.
+    tell_dagster = tick_reporter()
+
+    def on_tick(tick: RunReport, *, echo: bool = False) -> None:
+        if echo:
+            console.print(tick.summary_line)
+        if tell_dagster is not None:
+            tell_dagster(tick)
+
     try:
         with signals_stop(control):
             if once:
-                done(run_tick(runtime, control=control).report, fail_when=fail_when)
+                report = run_tick(runtime, control=control).report
+                on_tick(report)
+                done(report, fail_when=fail_when)
                 return
             result = run_daemon(
                 runtime,
                 control,
                 onboarding=not no_onboarding,
-                on_tick=lambda tick: console.print(tick.summary_line),
+                on_tick=partial(on_tick, echo=True),
             )
     except BlockingIOError as exc:
         done(refused_report(kind, runtime.clock.now(), exc), fail_when=fail_when)

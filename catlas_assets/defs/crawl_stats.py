@@ -32,6 +32,8 @@ def stats_metadata(stats: dict[str, Any]) -> dict[str, Any]:
 @dg.asset(
     name="crawl_stats",
     group_name="operations",
+    owners=["team:catlas-data"],
+    kinds={"sqlite", "postgresql"},
     description="Throughput, outcome mix, failing/stale counts and due backlog (stats-crawl).",
 )
 def crawl_stats(catlas: CatlasResource) -> dg.MaterializeResult:

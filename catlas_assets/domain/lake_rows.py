@@ -58,6 +58,7 @@ def observation_row(
         "http_status": fetched.status,
         "elapsed_ms": fetched.elapsed_ms,
         "bytes": len(fetched.body),
+        "content_type": fetched.content_type or None,
         "connector": sensor.connector,
         "requests": fetched.requests,
         "extractor_version": EXTRACTOR_VERSION,

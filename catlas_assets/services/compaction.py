@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from catlas_assets.domain.vocabulary import Outcome
 from catlas_assets.services import lake_sync
 from catlas_assets.services.runtime import Runtime
 from resources.lake import Compaction
@@ -34,23 +35,46 @@ def compact_all(runtime: Runtime) -> list[Compaction]:
 
 
 @dataclass(frozen=True)
-class CompactionTotals:
+class HourFigures:
+    """One table's hour after compaction: what its materialization says."""
+
+    partition: str
     rows: int
     files: int  # files merged (before compaction)
     bytes: int
     duplicates_dropped: int
+    outcomes: dict[str, int]  # observations only: rows per outcome, every outcome named
 
 
-def compact_hours(runtime: Runtime, partitions: Sequence[str], table: str) -> CompactionTotals:
-    """Compact one table's hour partitions, summed (a Dagster materialization)."""
-    results = [
-        result
-        for partition in partitions
-        for result in compact_partition(runtime, partition, (table,))
-    ]
-    return CompactionTotals(
-        rows=sum(r.rows for r in results),
-        files=sum(r.files_before for r in results),
-        bytes=sum(r.bytes for r in results),
-        duplicates_dropped=sum(r.duplicates_dropped for r in results),
-    )
+def compact_hours(runtime: Runtime, partitions: Sequence[str], table: str) -> list[HourFigures]:
+    """Compact one table's hour partitions; one figure set per hour (an empty hour says 0)."""
+    lake_sync.flush(runtime)
+    figures = []
+    for partition in partitions:
+        if partition in runtime.lake.partitions(table):
+            done = runtime.lake.compact(table, partition)
+            rows, files, size, dropped = (
+                done.rows,
+                done.files_before,
+                done.bytes,
+                done.duplicates_dropped,
+            )
+        else:
+            rows = files = size = dropped = 0
+        outcomes = _outcomes(runtime, partition) if table == "observations" else {}
+        figures.append(HourFigures(partition, rows, files, size, dropped, outcomes))
+    return figures
+
+
+def _outcomes(runtime: Runtime, partition: str) -> dict[str, int]:
+    mix = dict.fromkeys((o.value for o in Outcome), 0)
+    con = runtime.lake.connect()
+    try:
+        runtime.lake.scope_view(con, "observations", partition, "part")
+        for outcome, count in con.execute(
+            "SELECT outcome, count(*) FROM part GROUP BY outcome"
+        ).fetchall():
+            mix[outcome] = count
+    finally:
+        con.close()
+    return mix

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import random
 import shutil
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -60,10 +61,16 @@ def check_ready(settings: Settings) -> None:
     Runtime(settings.with_overrides(database_url="", lake_url="", hosts="")).check_ready()
 
 
+def shift_to_end_on(today: date, days: int) -> int:
+    """Whole days to move the demo's calendar so that its `days` end on `today`."""
+    return (today - (DEFAULT_NOW + timedelta(days=days)).date()).days
+
+
 def run_demo(
     settings: Settings,
     *,
     days: int = 21,
+    shift_days: int = 0,
     on_progress: Callable[[datetime, datetime], None] | None = None,
     control: RunControl | None = None,
 ) -> DemoResult:
@@ -77,9 +84,10 @@ def run_demo(
         stop = budget[0] if budget else Stop.INTERRUPTED
         return DemoResult(False, unstarted_report(RunKind.DAEMON, DEFAULT_NOW, stop=stop), 0)
     reset = reset_state(state_dir)
-    start = DEFAULT_NOW
+    shift = timedelta(days=shift_days)
+    start = DEFAULT_NOW + shift
     end = start + timedelta(days=days)
-    with FixtureWeb(now=start) as web:
+    with FixtureWeb(now=DEFAULT_NOW) as web:
         hosts = web.write_hosts_file(state_dir / "fixture-hosts")
         clock = VirtualClock(start)
         runtime = Runtime(
@@ -99,7 +107,9 @@ def run_demo(
             # runs happen now so that every planted change has a baseline before it.
             onboarding.onboard_pending(runtime, fetch_now=True, control=control)
             recorder = RunRecorder(runtime, RunKind.DAEMON)
-            lived = _live(runtime, clock, web, end=end, control=control, on_progress=on_progress)
+            lived = _live(
+                runtime, clock, web, end=end, shift=shift, control=control, on_progress=on_progress
+            )
             compaction.compact_all(runtime)
             totals = lived.totals
             failed = totals["failed"] + totals["redirected"]
@@ -118,7 +128,7 @@ def run_demo(
                 + f"lived {span} simulated days in {lived.ticks} ticks",
             )
             (state_dir / DEMO_MARKER).write_text(
-                f'{{"run_id": "{report.run_id}", "days": {days}}}\n'
+                json.dumps({"run_id": report.run_id, "days": days, "shift_days": shift_days}) + "\n"
             )
             result = DemoResult(
                 reset, report, lived.ticks, _changes(runtime), dict(totals), _repairs(runtime)
@@ -160,6 +170,7 @@ def _live(
     web: FixtureWeb,
     *,
     end: datetime,
+    shift: timedelta,
     control: RunControl,
     on_progress: Callable[[datetime, datetime], None] | None,
 ) -> _Lived:
@@ -193,7 +204,7 @@ def _live(
         due = runtime.store.next_due_at() or end
         target = min(end, max(now + MIN_STEP, due))
         clock.set(target)
-        web.set_now(target)
+        web.set_now(target - shift)
 
 
 def _changes(runtime: Runtime) -> list[dict[str, Any]]:
@@ -236,3 +247,11 @@ def _repairs(runtime: Runtime) -> list[dict[str, Any]]:
                 }
             )
     return out
+
+
+def demo_shift_days(state_dir: Path) -> int:
+    """The calendar shift of the demo whose state is in `state_dir` (0 if none)."""
+    marker = state_dir / DEMO_MARKER
+    if not marker.exists():
+        return 0
+    return int(json.loads(marker.read_text()).get("shift_days", 0))

@@ -84,6 +84,11 @@ def _repair(runtime: Runtime) -> str:
     return result.report.summary_line if result.report else "repair: nothing done"
 
 
+def _budgets_reset(runtime: Runtime) -> str:
+    reset = runtime.domain_budgets.reset_day(runtime.clock.now())
+    return f"{reset} domain budget(s) reset for the new day"
+
+
 def _onboarding(runtime: Runtime) -> str:
     return f"onboarding batch: {onboard_pending(runtime).report.summary_line}"
 
@@ -99,6 +104,9 @@ TASKS: dict[str, TaskSpec] = {
         TaskSpec("repair", _repair, ttl_s=1800, min_gap_s=1500, cadence=Cadence(1800)),
         # Every 4 ticks in the daemon (spec); the `pending_companies` sensor in Dagster.
         TaskSpec("onboarding", _onboarding, ttl_s=1800, min_gap_s=0),
+        # Daily, from the Dagster schedule (sensors_dag/maintenance.py); the daemon relies on
+        # the lazy reset at each domain's first request of a day.
+        TaskSpec("budgets_reset", _budgets_reset, ttl_s=600, min_gap_s=3600),
     )
 }
 

@@ -66,6 +66,23 @@ class DomainBudgets:
                     raise
         return None  # unreachable
 
+    def reset_day(self, now: datetime) -> int:
+        """Start `now`'s budget day for every domain still counting an earlier one.
+
+        Reservations already reset lazily at a new day's first request; this makes the
+        counts true for readers too (`catlas stats-crawl`, the UI) before that request.
+        """
+        today = budget_day(now)
+        with self.store.transaction(write_lock=True) as conn:
+            result = conn.execute(
+                update(domain_budgets)
+                .where(
+                    (domain_budgets.c.budget_day != today) | domain_budgets.c.budget_day.is_(None)
+                )
+                .values(used_today=0, budget_day=today, updated_at=now)
+            )
+        return int(result.rowcount or 0)
+
     def reserve(self, domain: str, now: datetime) -> Reservation:
         """Take one request unit of `domain`'s daily budget, unless it is blocked or spent."""
 

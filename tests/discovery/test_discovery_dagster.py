@@ -3,6 +3,7 @@ and materializing a day of `discovery` runs one onboarding batch with its metada
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import dagster as dg
@@ -56,3 +57,37 @@ def test_sensor_requests_onboarding_only_while_discover_jobs_are_due(
         finally:
             runtime.close()
         assert pending_companies(context).run_requests == []
+
+
+def test_a_past_day_reports_its_own_batch_without_fetching(
+    resource: CatlasResource, web: FixtureWeb
+) -> None:
+    runtime = resource.build()
+    catalog.add_company(runtime, name="Saltmarsh", website="http://saltmarsh.io")
+    runtime.close()
+    today = f"{DEFAULT_NOW:%Y-%m-%d}"
+    with dg.instance_for_test() as instance:
+        job = defs.resolve_job_def("onboarding")
+        first = job.execute_in_process(
+            instance=instance, resources={"catlas": resource}, partition_key=today
+        )
+        [today_mat] = first.asset_materializations_for_node("discovery")
+        assert today_mat.metadata["day/rows"].value == today_mat.metadata["candidates"].value
+        assert today_mat.metadata["day/batches"].value == 1
+        web.clear_requests()
+        yesterday = f"{DEFAULT_NOW - timedelta(days=1):%Y-%m-%d}"
+        past = job.execute_in_process(
+            instance=instance, resources={"catlas": resource}, partition_key=yesterday
+        )
+        [past_mat] = past.asset_materializations_for_node("discovery")
+        assert past_mat.metadata["day/rows"].value == 0
+        assert "catlas_run_id" not in past_mat.metadata
+        assert web.requests == []
+        tomorrow = f"{DEFAULT_NOW + timedelta(days=1):%Y-%m-%d}"
+        refused = job.execute_in_process(
+            instance=instance,
+            resources={"catlas": resource},
+            partition_key=tomorrow,
+            raise_on_error=False,
+        )
+        assert not refused.success

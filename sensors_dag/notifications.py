@@ -47,3 +47,13 @@ derive_entities_job = dg.define_asset_job(
     description="Derive the SCD2 entities table from entity_events (daily).",
 )
 daily_entities = dg.build_schedule_from_partitioned_job(derive_entities_job, hour_of_day=2)
+
+
+refresh_feed_job = dg.define_asset_job(
+    "refresh_change_feed",
+    selection=dg.AssetSelection.assets("change_feed"),
+    description="Refresh the Atom feed of changes in the lake (daily).",
+)
+daily_change_feed = dg.build_schedule_from_partitioned_job(
+    refresh_feed_job, hour_of_day=3, default_status=dg.DefaultScheduleStatus.STOPPED
+)

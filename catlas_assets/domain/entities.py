@@ -14,6 +14,8 @@ from collections import defaultdict
 from datetime import datetime
 from typing import Any
 
+from catlas_assets.domain.lake_rows import entity_label
+
 OPENS = frozenset({"added", "updated"})
 LISTED = frozenset({"added", "seen", "updated"})
 CLOSES = frozenset({"removed", "no_longer_listed"})
@@ -42,6 +44,7 @@ def derive(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
                         "valid_from": event["observed_at"],
                         "valid_to": None,
                         "attributes": event["attributes"],
+                        "entity_label": event.get("entity_label"),
                     }
                 )
             elif (
@@ -60,6 +63,7 @@ def derive(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "sensor_id": sensor_id,
                     "entity_type": entity_type,
                     "entity_key": entity_key,
+                    "entity_label": version["entity_label"] or _label(entity_type, attributes),
                     "version": index + 1,
                     "first_seen_at": first_seen,
                     "last_seen_at": last_seen,
@@ -74,3 +78,13 @@ def derive(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 }
             )
     return rows
+
+
+def _label(entity_type: str, attributes: Any) -> str | None:
+    """An event written before entity_label existed: the name from its attributes."""
+    if isinstance(attributes, str):
+        try:
+            attributes = json.loads(attributes)
+        except ValueError:
+            return None
+    return entity_label(entity_type, attributes)

@@ -16,7 +16,7 @@ from typing import Any
 from catlas_assets.domain.extract.extraction import EXTRACTOR_VERSION, Extraction
 from catlas_assets.domain.pipeline_data import Fetched, SensorState
 from catlas_assets.domain.significance import Comparison
-from catlas_assets.domain.structured_delta import StructuredDelta
+from catlas_assets.domain.structured_delta import StructuredDelta, display_name
 from catlas_assets.domain.vocabulary import ChangeKind, ChangeStatus, FailureClass, Outcome
 from catlas_assets.ids import derived_id
 
@@ -156,6 +156,7 @@ def entity_event_rows(
             "sensor_id": sensor.id,
             "entity_type": event["entity_type"],
             "entity_key": event["entity_key"],
+            "entity_label": entity_label(event["entity_type"], event["attributes"]),
             "event": event["event"],
             "observed_at": now,
             "snapshot_id": snapshot_id,
@@ -163,6 +164,14 @@ def entity_event_rows(
         }
         for event in events
     ]
+
+
+def entity_label(entity_type: str, attributes: Any) -> str | None:
+    """The readable name beside an entity's key: a job's title, a plan's or person's name."""
+    if not isinstance(attributes, dict):
+        return None
+    label = display_name(entity_type, attributes)
+    return None if label == "?" else label
 
 
 def change_id_for(snapshot_id: str) -> str:

@@ -23,8 +23,8 @@ class Derived:
 def derive_entities(runtime: Runtime) -> Derived:
     con = runtime.lake.connect()
     cursor = con.execute(
-        "SELECT event_id, company_id, sensor_id, entity_type, entity_key, event, observed_at, "
-        "attributes FROM entity_events"
+        "SELECT event_id, company_id, sensor_id, entity_type, entity_key, entity_label, event, "
+        "observed_at, attributes FROM entity_events"
     )
     columns = [d[0] for d in cursor.description]
     events = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]

@@ -5,6 +5,7 @@ module exposes `defs`, merged here: `resources` (the runtime per run and the nam
 adapters, per deployment), `history` (the hourly history tables), `dimensions` (the
 catalog's daily snapshots), `checks` (their
 invariants), `entities` (the daily SCD2 table), `change_feed` (the daily Atom feed),
+`dbt_models` (the dbt_intel models over the lake, project in `dbt_project`),
 `discovery` (the daily onboarding batch)
 and `crawl_stats` (the crawl figures).
 """
@@ -15,6 +16,7 @@ from catlas_assets.defs import (
     change_feed,
     checks,
     crawl_stats,
+    dbt_models,
     dimensions,
     discovery,
     entities,
@@ -29,6 +31,7 @@ defs = dg.Definitions.merge(
     checks.defs,
     entities.defs,
     change_feed.defs,
+    dbt_models.defs,
     discovery.defs,
     crawl_stats.defs,
 )

@@ -6,6 +6,7 @@ as the demo left it.
 
 from __future__ import annotations
 
+import logging
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,3 +43,35 @@ def demo_runtime(demo_state: Path) -> Iterator[Runtime]:
         yield runtime
     finally:
         runtime.close()
+
+
+AWS_ENV = {
+    "AWS_ACCESS_KEY_ID": "test",
+    "AWS_SECRET_ACCESS_KEY": "test",
+    "AWS_DEFAULT_REGION": "us-east-1",
+}
+
+
+@pytest.fixture(scope="session")
+def s3_demo_lake(demo_state: Path) -> Iterator[tuple[str, str]]:
+    """The demo lake's tables copied to a bucket on a local S3 server: (lake URL, endpoint)."""
+    import fsspec
+    from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in AWS_ENV.items():
+            patch.setenv(name, value)
+        server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+        server.start()
+        try:
+            host, port = server.get_host_and_port()
+            endpoint = f"http://{host}:{port}"
+            fs = fsspec.filesystem("s3", client_kwargs={"endpoint_url": endpoint})
+            fs.mkdir("analyst-demo")
+            lake = demo_state / "lake"
+            for path in lake.rglob("*.parquet"):
+                fs.put_file(str(path), f"analyst-demo/lake/{path.relative_to(lake).as_posix()}")
+            yield "s3://analyst-demo/lake", endpoint
+        finally:
+            server.stop()

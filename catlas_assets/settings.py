@@ -46,6 +46,16 @@ class Settings:
         "Lake and object archive root. Empty: `<state_dir>/lake`. `s3://bucket/prefix` selects S3.",
     )
     s3_endpoint_url: str = _setting("", "Endpoint of an S3-compatible server (empty: AWS).")
+    dbt_duckdb_path: str = _setting(
+        "",
+        "DuckDB file the dbt_intel models are built into. Empty: `<state_dir>/dbt_intel.duckdb`. "
+        "`catlas sql` shows its marts as views.",
+    )
+    diff_base_url: str = _setting(
+        "",
+        "Base URL the notifier's diff links start with (the lake's `diffs/` folder served over "
+        "HTTP). Empty: the link is the diff's lake location.",
+    )
     hosts: str = _setting(
         "",
         "Path of a host map (`ADDR:PORT HOST [HOST ...]` per line). When set, only the listed "
@@ -238,6 +248,14 @@ class Settings:
     @property
     def resolved_lake_url(self) -> str:
         return self.lake_url or str(self.state_path / "lake")
+
+    @property
+    def resolved_dbt_duckdb_path(self) -> Path:
+        return (
+            Path(self.dbt_duckdb_path)
+            if self.dbt_duckdb_path
+            else self.state_path / "dbt_intel.duckdb"
+        )
 
     @property
     def frozen_now(self) -> datetime | None:

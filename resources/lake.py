@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from catlas_assets.errors import StorageError
-from resources.lake_tables import TABLES, LakeTable
+from resources.lake_tables import DIMENSIONS, JSON_COLUMNS, TABLES, Dimension, LakeTable
 from resources.storage import Storage
 
 REPLACES_KEY = b"catlas.replaces"
@@ -50,10 +50,6 @@ class Compaction:
 def partition_of(instant: datetime) -> str:
     utc = instant.astimezone(UTC)
     return f"date={utc:%Y-%m-%d}/hour={utc:%H}"
-
-
-# Snapshots of state-store tables (the site-crawl queue), one file each, replaced whole.
-DIMENSIONS = "dimensions"
 
 
 class Lake:
@@ -175,6 +171,28 @@ class Lake:
             for key in self.files(table_name, partition)
         ]
 
+    # -- dimensions -------------------------------------------------------------------------
+    @staticmethod
+    def dimension(name: str) -> Dimension:
+        try:
+            return DIMENSIONS[name]
+        except KeyError:
+            raise StorageError(f"unknown lake dimension {name!r}") from None
+
+    def write_dimension(
+        self, name: str, rows: Iterable[Mapping[str, Any]], day: str
+    ) -> WrittenFile:
+        """Replace the snapshot of one dimension for one UTC day (``YYYY-MM-DD``)."""
+        spec = self.dimension(name)
+        rows = list(rows)
+        data = _to_parquet(_to_arrow(spec, rows))
+        key = f"{spec.name}/date={day}/{spec.name}.parquet"
+        self.storage.write_atomic(key, data)
+        return WrittenFile(spec.name, key, len(rows), len(data), f"date={day}")
+
+    def dimension_files(self, name: str) -> list[str]:
+        return self.storage.glob(f"{self.dimension(name).name}/date=*/*.parquet")
+
     # -- DuckDB ---------------------------------------------------------------------------
     def scope_view(
         self, con: duckdb.DuckDBPyConnection, table_name: str, partition: str, view: str
@@ -196,7 +214,13 @@ class Lake:
         return self.storage.uri(f"{self.table(table_name).name}/*/*/*.parquet")
 
     def connect(self) -> duckdb.DuckDBPyConnection:
-        """A DuckDB connection with one view per lake table (the analysts' entry point)."""
+        """A DuckDB connection with one view per lake table and dimension.
+
+        The analysts' entry point: each history table by its name; each dimension by its
+        name (the latest daily snapshot) and as ``<name>_history`` (every day's snapshot);
+        ``changes.status`` reads ``delivered`` once ``change_deliveries`` says so (the
+        status the row was written with stays as ``status_at_write``).
+        """
         con = duckdb.connect(
             ":memory:",
             config={"autoinstall_known_extensions": False, "autoload_known_extensions": False},
@@ -205,50 +229,77 @@ class Lake:
             # No httpfs offline: DuckDB reads s3:// through the registered fsspec filesystem.
             con.register_filesystem(self.storage.fs)
         for name, table in TABLES.items():
+            source = "changes_written" if name == "changes" else name
+            typed = ", ".join(f"{c}::JSON AS {c}" for c in table.schema.names if c in JSON_COLUMNS)
+            replace = f" REPLACE ({typed})" if typed else ""
             if self.files(name):
-                self._view(con, name, name, self.glob_uri(name))
+                self._view(con, source, replace, self.glob_uri(name))
                 if table.daily_state:
+                    # `entities`: the view is the latest day; every day stays as `_by_day`.
                     latest = self.partitions(name)[-1]
-                    con.execute(f"ALTER VIEW {name} RENAME TO {name}_by_day")
-                    self._view(con, name, name, self.storage.uri(f"{name}/{latest}/*.parquet"))
+                    con.execute(f"ALTER VIEW {source} RENAME TO {source}_by_day")
+                    uri = self.storage.uri(f"{name}/{latest}/*.parquet")
+                    self._view(con, source, replace, uri)
             else:
-                empty = table.schema.empty_table()  # noqa: F841 - read by name below
-                con.execute(
-                    f"CREATE TABLE {name} AS "
-                    "SELECT *, NULL::DATE AS date, NULL::INTEGER AS hour FROM empty"
-                )
-        for key in self.storage.glob(f"{DIMENSIONS}/*.parquet"):
-            name = posixpath.basename(key).removesuffix(".parquet")
-            con.execute(
-                f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{self.storage.uri(key)}')"
-            )
+                _empty_table(con, source, table.schema, "NULL::DATE AS date, NULL::INTEGER AS hour")
+        for name in DIMENSIONS:
+            self._dimension_views(con, name)
+        con.execute(
+            "CREATE VIEW changes AS SELECT c.* REPLACE ("
+            "CASE WHEN d.change_id IS NOT NULL THEN 'delivered' ELSE c.status END AS status), "
+            "c.status AS status_at_write, d.delivered_at "
+            "FROM changes_written c LEFT JOIN change_deliveries d USING (change_id)"
+        )
         return con
 
-    def write_dimension(self, name: str, rows: list[Mapping[str, Any]]) -> None:
-        """Replace the Parquet snapshot of a state-store table (read as a view of `name`)."""
-        if not rows:
-            return
-        self.storage.write_atomic(
-            f"{DIMENSIONS}/{name}.parquet", _to_parquet(pa.Table.from_pylist(list(rows)))
+    @staticmethod
+    def _view(con: duckdb.DuckDBPyConnection, view: str, replace: str, uri: str) -> None:
+        con.execute(
+            f"CREATE VIEW {view} AS SELECT *{replace} FROM read_parquet('{uri}', "
+            "hive_partitioning = true, union_by_name = true, "
+            "hive_types = {'date': DATE, 'hour': INTEGER})"
         )
 
-    @staticmethod
-    def _view(con: duckdb.DuckDBPyConnection, view: str, name: str, uri: str) -> None:
+    def _dimension_views(self, con: duckdb.DuckDBPyConnection, name: str) -> None:
+        spec = self.dimension(name)
+        keys = self.dimension_files(name)
+        if not keys:
+            _empty_table(con, f"{name}_history", spec.schema, "NULL::DATE AS date")
+            con.execute(f"CREATE VIEW {name} AS SELECT * FROM {name}_history")
+            return
+        glob = self.storage.uri(f"{spec.name}/date=*/*.parquet")
         con.execute(
-            f"CREATE VIEW {view} AS SELECT * FROM read_parquet('{uri}', hive_partitioning = "
-            "true, union_by_name = true, hive_types = {'date': DATE, 'hour': INTEGER})"
+            f"CREATE VIEW {name}_history AS SELECT * FROM read_parquet('{glob}', "
+            "hive_partitioning = true, union_by_name = true, hive_types = {'date': DATE})"
         )
+        # The latest day is known from the listing: the view reads one file, not every day.
+        con.execute(
+            f"CREATE VIEW {name} AS SELECT * FROM read_parquet("
+            f"'{self.storage.uri(max(keys))}', union_by_name = true)"
+        )
+
+
+def _empty_table(
+    con: duckdb.DuckDBPyConnection, name: str, schema: pa.Schema, partition_columns: str
+) -> None:
+    empty = schema.empty_table()  # noqa: F841 - read by name below
+    replace = _json_replace(schema)
+    con.execute(f"CREATE TABLE {name} AS SELECT *{replace}, {partition_columns} FROM empty")
+
+
+def _json_replace(schema: pa.Schema) -> str:
+    """The REPLACE clause typing a table's JSON text columns as JSON (`->>`, JSON output)."""
+    typed = ", ".join(f"{c}::JSON AS {c}" for c in schema.names if c in JSON_COLUMNS)
+    return f" REPLACE ({typed})" if typed else ""
 
 
 def _conform(part: pa.Table, schema: pa.Schema) -> pa.Table:
-    """A file's rows in the declared schema; a column added since it was written is null."""
+    """A file written before a column was added reads with that column null."""
     columns = [
-        part.column(f.name).cast(f.type)
-        if f.name in part.column_names
-        else pa.nulls(part.num_rows, f.type)
+        part.column(f.name) if f.name in part.column_names else pa.nulls(part.num_rows, f.type)
         for f in schema
     ]
-    return pa.Table.from_arrays(columns, schema=schema)
+    return pa.Table.from_arrays(columns, schema=schema).cast(schema)
 
 
 def _as_datetime(value: Any) -> datetime:
@@ -257,7 +308,7 @@ def _as_datetime(value: Any) -> datetime:
     return instant if instant.tzinfo is not None else instant.replace(tzinfo=UTC)
 
 
-def _to_arrow(table: LakeTable, rows: list[Mapping[str, Any]]) -> pa.Table:
+def _to_arrow(table: LakeTable | Dimension, rows: list[Mapping[str, Any]]) -> pa.Table:
     columns: dict[str, list[Any]] = {name: [] for name in table.schema.names}
     for row in rows:
         unknown = set(row) - set(columns)

@@ -8,6 +8,8 @@ import pyarrow as pa
 
 TS = pa.timestamp("us", tz="UTC")
 JSON_TEXT = pa.string()  # JSON documents are stored as text; DuckDB reads them with ->>
+# The columns holding JSON text: the DuckDB views type them JSON (`->>` and JSON output).
+JSON_COLUMNS = frozenset({"extracted", "extracted_summary", "structured_delta", "attributes"})
 
 
 @dataclass(frozen=True)
@@ -125,6 +127,7 @@ ENTITY_EVENTS = LakeTable(
         ("lineage_id", pa.int64()),  # the first sensor of a chain of moves
         ("entity_type", pa.string()),
         ("entity_key", pa.string()),
+        ("entity_label", pa.string()),  # readable: job title, plan, person, news title
         ("event", pa.string()),
         ("observed_at", TS),
         ("snapshot_id", pa.string()),
@@ -146,6 +149,7 @@ ENTITIES = LakeTable(
         ("lineage_id", pa.int64()),  # the first sensor of a chain of moves
         ("entity_type", pa.string()),
         ("entity_key", pa.string()),
+        ("entity_label", pa.string()),
         ("version", pa.int32()),
         ("first_seen_at", TS),
         ("last_seen_at", TS),
@@ -227,4 +231,123 @@ TABLES: dict[str, LakeTable] = {
         DISCOVERY,
         RUN_EVENTS,
     )
+}
+
+
+# Dimensions: the state store's catalog exported as one Parquet snapshot per UTC day
+# (`<name>/date=YYYY-MM-DD/<name>.parquet`, rewritten at each compaction of that day), so
+# SQL over the lake sees names, URLs and delivery status. `id_column` is the snapshot's key.
+@dataclass(frozen=True)
+class Dimension:
+    name: str
+    schema: pa.Schema
+    id_column: str
+
+
+COMPANIES = Dimension(
+    "companies",
+    _schema(
+        ("company_id", pa.int64()),
+        ("company_name", pa.string()),
+        ("website", pa.string()),
+        ("domain", pa.string()),
+        ("importance", pa.float64()),
+        ("tier", pa.int32()),
+        ("onboarding_status", pa.string()),
+        ("sensor_count", pa.int32()),
+        ("created_at", TS),
+        ("updated_at", TS),
+        ("exported_at", TS),
+    ),
+    "company_id",
+)
+
+DOMAINS = Dimension(
+    "domains",
+    _schema(
+        ("domain_id", pa.int64()),
+        ("company_id", pa.int64()),
+        ("company_name", pa.string()),
+        ("domain", pa.string()),
+        ("kind", pa.string()),
+        ("created_at", TS),
+        ("exported_at", TS),
+    ),
+    "domain_id",
+)
+
+SENSORS = Dimension(
+    "sensors",
+    _schema(
+        ("sensor_id", pa.int64()),
+        ("company_id", pa.int64()),
+        ("company_name", pa.string()),
+        ("website", pa.string()),
+        ("surface", pa.string()),
+        ("url", pa.string()),
+        ("connector", pa.string()),
+        ("status", pa.string()),
+        ("tier", pa.string()),
+        ("discovery_method", pa.string()),
+        ("current_interval_s", pa.int64()),
+        ("consecutive_failures", pa.int32()),
+        ("last_failure_class", pa.string()),
+        ("last_fetched_at", TS),
+        ("last_success_at", TS),
+        ("last_change_at", TS),
+        ("created_at", TS),
+        ("retired_at", TS),
+        ("redirect_url", pa.string()),
+        # Lineage across repairs and moves: the sensor this one took over from, and the
+        # first sensor of its chain (a sensor with no predecessor is its own lineage).
+        ("predecessor_sensor_id", pa.int64()),
+        ("lineage_id", pa.int64()),
+        ("exported_at", TS),
+    ),
+    "sensor_id",
+)
+
+CHANGE_DELIVERIES = Dimension(
+    "change_deliveries",
+    _schema(
+        ("change_id", pa.string()),
+        ("company_id", pa.int64()),
+        ("delivered_at", TS),
+        ("channel", pa.string()),
+        ("attempts", pa.int32()),
+        ("exported_at", TS),
+    ),
+    "change_id",
+)
+
+# The site-crawl queue (spec 003), so analysts can join pages to their history.
+WEBPAGES = Dimension(
+    "webpages",
+    _schema(
+        ("webpage_id", pa.int64()),
+        ("url", pa.string()),
+        ("host", pa.string()),
+        ("crawl_status", pa.string()),
+        ("redirects_to", pa.string()),
+        ("skip_reason", pa.string()),
+        ("content_hash", pa.string()),
+        ("processing_status", pa.string()),
+        ("object_key", pa.string()),
+        ("content_type", pa.string()),
+        ("text_key", pa.string()),
+        ("last_snapshot_id", pa.string()),
+        ("last_outcome", pa.string()),
+        ("last_run_id", pa.string()),
+        ("failure_class", pa.string()),
+        ("failure_detail", pa.string()),
+        ("last_crawled_at", TS),
+        ("created_at", TS),
+        ("updated_at", TS),
+        ("exported_at", TS),
+    ),
+    "webpage_id",
+)
+
+DIMENSIONS: dict[str, Dimension] = {
+    d.name: d for d in (COMPANIES, DOMAINS, SENSORS, CHANGE_DELIVERIES, WEBPAGES)
 }

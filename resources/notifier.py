@@ -19,15 +19,25 @@ class Delivery:
     detail: str = ""
 
 
-def slack_message(change: dict[str, Any], company: str) -> dict[str, Any]:
+def slack_message(
+    change: dict[str, Any], company: str, *, page_url: str = "", diff_url: str = ""
+) -> dict[str, Any]:
+    """The message of one change: headline, summary, the page's URL and a link to its diff."""
     headline = f"[{change['kind']}] {company} · {change['surface']}"
     text = f"{headline}: {change['summary']}"
+    links = [f"<{page_url}|page>" if page_url else "", f"<{diff_url}|diff>" if diff_url else ""]
+    link_line = " · ".join(link for link in links if link)
+    if page_url:
+        text += f" {page_url}"
+    if diff_url:
+        text += f" (diff: {diff_url})"
+    body = f"*{headline}*\n{change['summary']}" + (f"\n{link_line}" if link_line else "")
     return {
         "text": text,
         "blocks": [
             {
                 "type": "section",
-                "text": {"type": "mrkdwn", "text": f"*{headline}*\n{change['summary']}"},
+                "text": {"type": "mrkdwn", "text": body},
             },
             {
                 "type": "context",

@@ -12,10 +12,12 @@ from sensors_dag.maintenance import (
     maintenance_schedule,
 )
 from sensors_dag.notifications import (
+    daily_change_feed,
     daily_entities,
     derive_entities_job,
     notify_changes,
     pending_changes,
+    refresh_feed_job,
 )
 from sensors_dag.onboarding import onboarding_job, pending_companies
 from sensors_dag.periodic import periodic_jobs, periodic_schedules
@@ -34,6 +36,7 @@ defs = dg.Definitions(
         derive_entities_job,
         repair_job,
         site_crawl,
+        refresh_feed_job,
         *periodic_jobs,
         maintenance,
         budgets_reset_job,
@@ -42,6 +45,7 @@ defs = dg.Definitions(
     schedules=[
         hourly_compaction,
         daily_entities,
+        daily_change_feed,
         repair_schedule,
         *periodic_schedules,
         maintenance_schedule,

@@ -3,6 +3,7 @@
 import dagster as dg
 
 from catlas_assets.defs.crawl_stats import stats_metadata
+from catlas_assets.defs.dimensions import dimensions
 from catlas_assets.defs.history import REPROCESS_TAG, history_assets
 from catlas_assets.defs.partitions import hourly_partitions
 from catlas_assets.defs.resources import CatlasResource
@@ -45,9 +46,11 @@ def crawl_tick() -> None:
 
 compaction_job = dg.define_asset_job(
     "compact_lake",
-    selection=dg.AssetSelection.assets(*history_assets),
+    selection=dg.AssetSelection.assets(*history_assets, dimensions),
     partitions_def=hourly_partitions,
-    description="Compact one hour of the history tables (and run their checks).",
+    description=(
+        "Compact one hour of the history tables (and run their checks); refresh the dimensions."
+    ),
 )
 
 

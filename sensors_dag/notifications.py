@@ -54,3 +54,13 @@ daily_entities = dg.build_schedule_from_partitioned_job(
     hour_of_day=2,
     description="Daily at 02:00 UTC: derive yesterday's entities from its entity_events.",
 )
+
+
+refresh_feed_job = dg.define_asset_job(
+    "refresh_change_feed",
+    selection=dg.AssetSelection.assets("change_feed"),
+    description="Refresh the Atom feed of changes in the lake (daily).",
+)
+daily_change_feed = dg.build_schedule_from_partitioned_job(
+    refresh_feed_job, hour_of_day=3, default_status=dg.DefaultScheduleStatus.STOPPED
+)

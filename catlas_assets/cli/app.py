@@ -50,6 +50,7 @@ pass_context = click.make_pass_decorator(Context, ensure=True)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="catlas", prog_name="catlas", message="%(prog)s %(version)s")
 @click.pass_context
 def cli(ctx: click.Context) -> None:
     """catlas: watch companies' public web surfaces and turn changes into facts."""
@@ -61,8 +62,35 @@ def cli(ctx: click.Context) -> None:
 def table(columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str | None = None) -> None:
     table = Table(*columns, title=title, show_lines=False)
     for row in rows:
-        table.add_row(*("" if v is None else str(v) for v in row))
-    console.print(table)
+        table.add_row(*(_cell(v) for v in row))
+    # Piped into a file or another program, a table is never cut at 80 columns.
+    target = console if console.is_terminal else Console(width=PIPED_WIDTH)
+    target.print(table)
+
+
+PIPED_WIDTH = 100_000
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, datetime):
+        return when(value)
+    return str(value)
+
+
+def emit(
+    fmt: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str | None = None
+) -> None:
+    """One list: a table (`--format table`), CSV or a JSON array of objects."""
+    from catlas_assets.cli import output
+
+    if fmt == "csv":
+        output.write_csv(columns, rows)
+    elif fmt == "json":
+        output.write_json(output.records(columns, rows))
+    else:
+        table(columns, rows, title=title)
 
 
 def shorten(text: str, limit: int) -> str:

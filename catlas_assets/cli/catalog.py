@@ -11,11 +11,11 @@ from catlas_assets.cli.app import (
     cli,
     console,
     duration,
+    emit,
     pass_context,
     shorten,
-    table,
-    when,
 )
+from catlas_assets.cli.output import format_option
 from catlas_assets.domain.vocabulary import (
     SensorStatus,
     Surface,
@@ -46,11 +46,13 @@ def companies_add(
 
 
 @companies.command("list")
+@format_option()
 @pass_context
-def companies_list(obj: Context) -> None:
+def companies_list(obj: Context, fmt: str) -> None:
     """List companies."""
     rows = catalog.list_companies(obj.runtime)
-    table(
+    emit(
+        fmt,
         ["id", "name", "domain", "importance", "tier", "onboarding", "sensors"],
         [
             (
@@ -72,16 +74,18 @@ def companies_list(obj: Context) -> None:
 @click.option("--company", help="Company id or exact name.")
 @click.option("--status", type=click.Choice([s.value for s in SensorStatus]))
 @click.option("--surface", type=click.Choice([s.value for s in Surface]))
+@format_option()
 @click.pass_context
 def sensors(
-    ctx: click.Context, company: str | None, status: str | None, surface: str | None
+    ctx: click.Context, company: str | None, status: str | None, surface: str | None, fmt: str
 ) -> None:
     """List sensors (or `sensors add`)."""
     if ctx.invoked_subcommand is not None:
         return
     obj: Context = ctx.find_object(Context)
     rows = catalog.list_sensors(obj.runtime, company=company, status=status, surface=surface)
-    table(
+    emit(
+        fmt,
         [
             "id",
             "company",
@@ -102,7 +106,7 @@ def sensors(
                 r["status"] + (f" ({r['last_failure_class']})" if r["last_failure_class"] else ""),
                 r["tier"],
                 duration(r["current_interval_s"]),
-                when(r["next_run_at"]),
+                r["next_run_at"],
                 r["consecutive_failures"],
                 r["url"],
                 shorten(_why(r), 160),

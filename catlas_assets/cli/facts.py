@@ -11,18 +11,21 @@ from pathlib import Path
 
 import click
 
-from catlas_assets.cli.app import Context, cli, console, pass_context, table, when
+from catlas_assets.cli.app import Context, cli, console, emit, pass_context, when
+from catlas_assets.cli.output import format_option, write_json
 from catlas_assets.domain.vocabulary import Surface
 from catlas_assets.settings import parse_utc_instant
 
 
 @cli.command("connectors")
+@format_option()
 @pass_context
-def connectors_cmd(obj: Context) -> None:
+def connectors_cmd(obj: Context, fmt: str) -> None:
     """The connector registry with each connector's stats (from the `connectors` table)."""
     from catlas_assets.services.connector_stats import connector_table
 
-    table(
+    emit(
+        fmt,
         ["name", "kind", "version", "runs", "failures", "schema", "entities", "last run", "reads"],
         [
             (
@@ -41,22 +44,29 @@ def connectors_cmd(obj: Context) -> None:
     )
 
 
-@cli.command("changes")
+@cli.group("changes", invoke_without_command=True)
 @click.option("--pending", is_flag=True, help="Only changes not delivered yet.")
 @click.option("--company", help="Company id or exact name.")
 @click.option("--since", help="ISO-8601 UTC instant, e.g. 2026-01-05T00:00:00Z.")
-@pass_context
-def changes_cmd(obj: Context, pending: bool, company: str | None, since: str | None) -> None:
-    """The change inbox: meaningful-or-above changes, pending or delivered."""
+@format_option()
+@click.pass_context
+def changes_cmd(
+    ctx: click.Context, pending: bool, company: str | None, since: str | None, fmt: str
+) -> None:
+    """The change inbox: meaningful-or-above changes, pending or delivered (`changes show`)."""
+    if ctx.invoked_subcommand is not None:
+        return
     from catlas_assets.services.change_inbox import list_changes
 
+    obj: Context = ctx.find_object(Context)
     since_at = parse_utc_instant(since, "--since") if since else None
     rows = list_changes(obj.runtime, pending=pending, company=company, since=since_at)
-    table(
+    emit(
+        fmt,
         ["detected", "company", "surface", "kind", "status", "change", "summary"],
         [
             (
-                when(r["detected_at"]),
+                r["detected_at"],
                 r["company"],
                 r["surface"],
                 r["kind"],
@@ -68,6 +78,72 @@ def changes_cmd(obj: Context, pending: bool, company: str | None, since: str | N
         ],
         title=f"{len(rows)} changes",
     )
+
+
+@changes_cmd.command("show")
+@click.argument("change_id")
+@click.option(
+    "--html", "html_file", type=click.Path(path_type=Path), help="Write a side-by-side HTML diff."
+)
+@click.option("--json", "as_json", is_flag=True, help="The change and its delta as JSON.")
+@pass_context
+def changes_show(obj: Context, change_id: str, html_file: Path | None, as_json: bool) -> None:
+    """One change: its row, structured delta and the unified diff of the two snapshots' text."""
+    from catlas_assets.services.change_view import show
+
+    view = show(obj.runtime, change_id)
+    c = view.change
+    if as_json:
+        write_json({**c, "structured_delta": view.structured_delta, "diff": view.unified_diff})
+    else:
+        console.print(
+            f"[bold]{c['change_id']}[/]  {c['kind']} ({c['significance']:.2f})  status {c['status']}"
+        )
+        for label, value in (
+            ("company", c["company_name"]),
+            ("surface", c["surface"]),
+            ("url", c["url"]),
+            ("detected", when(c["detected_at"])),
+            ("summary", c["summary"]),
+        ):
+            console.print(f"{label:>9}: {value}", markup=False, highlight=False, soft_wrap=True)
+        click.echo("structured delta:")
+        click.echo(json.dumps(view.structured_delta, indent=2, ensure_ascii=False, default=str))
+        click.echo("diff of the normalized text:")
+        click.echo(view.unified_diff or "(the normalized text is the same)")
+    if html_file is not None:
+        html_file.write_text(view.html(), encoding="utf-8")
+        click.echo(f"side-by-side diff written to {html_file}", err=True)
+
+
+@cli.command("feed")
+@click.option("--company", help="Company id or exact name (default: every company).")
+@click.option(
+    "--kind",
+    type=click.Choice(["minor", "meaningful", "major", "critical"]),
+    default="meaningful",
+    show_default=True,
+    help="This kind or above.",
+)
+@click.option("--limit", type=click.IntRange(1), default=200, show_default=True)
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="The Atom file to write ('-': stdout).",
+)
+@pass_context
+def feed_cmd(obj: Context, company: str | None, kind: str, limit: int, out: Path) -> None:
+    """Write an Atom 1.0 feed of changes (one entry per change, stable ids)."""
+    from catlas_assets.services.change_feed import build_feed
+
+    feed = build_feed(obj.runtime, company=company, kind=kind, limit=limit)
+    if str(out) == "-":
+        click.echo(feed.document.decode("utf-8"))
+        return
+    out.write_bytes(feed.document)
+    click.echo(f"{feed.entries} entries written to {out}", err=True)
 
 
 @cli.command("notify")

@@ -6,7 +6,8 @@ import json
 
 import click
 
-from catlas_assets.cli.app import Context, cli, console, pass_context, shorten, table, when
+from catlas_assets.cli.app import Context, cli, console, emit, pass_context, shorten, table, when
+from catlas_assets.cli.output import format_option
 from catlas_assets.domain.vocabulary import ReviewKind, ReviewStatus
 from catlas_assets.services.review import accept_review, list_review, reject_review, show_review
 
@@ -24,11 +25,14 @@ def review() -> None:
     default=ReviewStatus.OPEN.value,
     show_default=True,
 )
+@format_option()
 @pass_context
-def review_list(obj: Context, kind: str | None, status: str) -> None:
+def review_list(obj: Context, kind: str | None, status: str, fmt: str) -> None:
     """List review items, oldest first."""
     rows = list_review(obj.runtime, kind=kind, status=None if status == "all" else status)
-    table(
+    machine = fmt != "table"
+    emit(
+        fmt,
         ["id", "kind", "status", "sensor", "company", "opened", "detail"],
         [
             (
@@ -37,8 +41,10 @@ def review_list(obj: Context, kind: str | None, status: str) -> None:
                 r["status"],
                 r["sensor_id"],
                 r["company_id"],
-                when(r["created_at"]),
-                shorten(json.dumps(r["detail"], default=str, sort_keys=True), 160),
+                r["created_at"],
+                r["detail"]
+                if machine
+                else shorten(json.dumps(r["detail"], default=str, sort_keys=True), 160),
             )
             for r in rows
         ],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -13,11 +14,12 @@ from catlas_assets.cli.app import (
     Context,
     cli,
     console,
+    emit,
     finish,
     pass_context,
     table,
-    when,
 )
+from catlas_assets.cli.output import format_option, records, write_json
 from catlas_assets.domain.verdict import FailWhen, exit_code
 from catlas_assets.domain.vocabulary import (
     RunKind,
@@ -154,6 +156,19 @@ def _finish_json(runtime: Runtime, report: RunReport, *, fail_when: str) -> None
         raise SystemExit(EXIT_RUN_FAILED)
 
 
+RUN_COLUMNS = ["run", "kind", "started", "stop", "outcome", "claimed", "ok", "changed", "failed", "gaps", "streak", "detail"]  # fmt: skip
+
+
+def _run_rows(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    return [
+        (
+            r["id"], r["kind"], r["started_at"], r["stop"], r["outcome"], r["claimed"],
+            r["ok"], r["changed"], r["failed"], r["coverage_gaps"], r["empty_streak"], r["detail"] or "",
+        )
+        for r in rows
+    ]  # fmt: skip
+
+
 @cli.command("report")
 @click.option("--limit", default=20, show_default=True)
 @click.option("--kind", default=None)
@@ -163,46 +178,65 @@ def _finish_json(runtime: Runtime, report: RunReport, *, fail_when: str) -> None
     default=None,
     help="List only what has not been productive for N runs in a row.",
 )
+@format_option()
 @pass_context
-def report(obj: Context, limit: int, kind: str | None, stale_after: int | None) -> None:
+def report(obj: Context, limit: int, kind: str | None, stale_after: int | None, fmt: str) -> None:
     """Recent runs with their verdicts (shared by every machine on this database)."""
     if stale_after is not None:
-        _print_stale(stale_report(obj.runtime, stale_after, kind))
+        _print_stale(stale_report(obj.runtime, stale_after, kind), fmt)
         return
-    rows = recent_runs(obj.runtime, limit=limit, kind=kind)
-    table(
-        ["run", "kind", "started", "stop", "outcome", "claimed", "ok", "changed", "failed", "gaps", "streak", "detail"],
-        [
-            (
-                r["id"], r["kind"], when(r["started_at"]), r["stop"], r["outcome"], r["claimed"],
-                r["ok"], r["changed"], r["failed"], r["coverage_gaps"], r["empty_streak"], r["detail"] or "",
-            )
-            for r in rows
-        ],
-    )  # fmt: skip
+    emit(fmt, RUN_COLUMNS, _run_rows(recent_runs(obj.runtime, limit=limit, kind=kind)))
 
 
-def _print_stale(report: StaleReport) -> None:
+@cli.command("runs")
+@click.option("--limit", default=20, show_default=True)
+@click.option("--kind", default=None)
+@format_option()
+@pass_context
+def runs_cmd(obj: Context, limit: int, kind: str | None, fmt: str) -> None:
+    """The runs of every kind, newest first (the `crawl_runs` table; `report` adds verdict views)."""
+    emit(fmt, RUN_COLUMNS, _run_rows(recent_runs(obj.runtime, limit=limit, kind=kind)))
+
+
+STALE_RUN_COLUMNS = ["kind", "last run", "completed", "outcome", "empty-run streak"]
+STALE_SENSOR_COLUMNS = ["sensor", "company", "surface", "status", "failed runs", "class", "last success", "url"]  # fmt: skip
+
+
+def _print_stale(report: StaleReport, fmt: str) -> None:
     runs, stale_runs, sensors_rows = report.runs, report.run_kinds, report.sensors
-    table(
-        ["kind", "last run", "completed", "outcome", "empty-run streak"],
-        [
-            (r["kind"], r["id"], when(r["completed_at"]), r["outcome"], r["empty_streak"])
-            for r in stale_runs
-        ],
+    run_rows = [
+        (r["kind"], r["id"], r["completed_at"], r["outcome"], r["empty_streak"]) for r in stale_runs
+    ]
+    sensor_rows = [
+        (
+            r["id"], r["company_id"], r["surface"], r["status"], r["consecutive_failures"],
+            r["last_failure_class"] or "", r["last_success_at"], r["url"],
+        )
+        for r in sensors_rows
+    ]  # fmt: skip
+    if fmt == "json":
+        write_json(
+            {
+                "runs": runs,
+                "run_kinds": records(STALE_RUN_COLUMNS, run_rows),
+                "sensors": records(STALE_SENSOR_COLUMNS, sensor_rows),
+            }
+        )
+        return
+    emit(
+        fmt,
+        STALE_RUN_COLUMNS,
+        run_rows,
         title=f"run kinds not productive for {runs} runs in a row: {len(stale_runs)}",
     )
-    table(
-        ["sensor", "company", "surface", "status", "failed runs", "class", "last success", "url"],
-        [
-            (
-                r["id"], r["company_id"], r["surface"], r["status"], r["consecutive_failures"],
-                r["last_failure_class"] or "", when(r["last_success_at"]), r["url"],
-            )
-            for r in sensors_rows
-        ],
+    if fmt == "csv":
+        click.echo("")
+    emit(
+        fmt,
+        STALE_SENSOR_COLUMNS,
+        sensor_rows,
         title=f"sensors not productive for {runs} runs in a row: {len(sensors_rows)}",
-    )  # fmt: skip
+    )
 
 
 @cli.command("stats-crawl")

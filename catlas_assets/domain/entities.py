@@ -18,6 +18,8 @@ from collections import defaultdict
 from datetime import datetime
 from typing import Any
 
+from catlas_assets.domain.lake_rows import entity_label
+
 OPENS = frozenset({"added", "updated"})
 LISTED = frozenset({"added", "seen", "updated"})
 CLOSES = frozenset({"removed", "no_longer_listed"})
@@ -94,6 +96,7 @@ def _version(key: EntityKey, number: int, event: Row) -> Row:
         "lineage_id": lineage_id,
         "entity_type": entity_type,
         "entity_key": entity_key,
+        "entity_label": event.get("entity_label") or _label(entity_type, event["attributes"]),
         "version": number,
         "valid_from": valid_from,
         "valid_to": None,
@@ -101,3 +104,13 @@ def _version(key: EntityKey, number: int, event: Row) -> Row:
         if isinstance(attributes, str)
         else json.dumps(attributes, sort_keys=True),
     }
+
+
+def _label(entity_type: str, attributes: Any) -> str | None:
+    """An event written before entity_label existed: the name from its attributes."""
+    if isinstance(attributes, str):
+        try:
+            attributes = json.loads(attributes)
+        except ValueError:
+            return None
+    return entity_label(entity_type, attributes)

@@ -17,7 +17,7 @@ from catlas_assets.domain.extract.extraction import EXTRACTOR_VERSION, Extractio
 from catlas_assets.domain.pipeline_data import Fetched, SensorState
 from catlas_assets.domain.repair import lineage_of
 from catlas_assets.domain.significance import Comparison
-from catlas_assets.domain.structured_delta import StructuredDelta
+from catlas_assets.domain.structured_delta import StructuredDelta, display_name
 from catlas_assets.domain.vocabulary import ChangeKind, ChangeStatus, FailureClass, Outcome
 from catlas_assets.ids import derived_id
 
@@ -160,6 +160,7 @@ def entity_event_rows(
             "lineage_id": lineage_of(sensor.id, sensor.config),
             "entity_type": event["entity_type"],
             "entity_key": event["entity_key"],
+            "entity_label": entity_label(event["entity_type"], event["attributes"]),
             "event": event["event"],
             "observed_at": now,
             "snapshot_id": snapshot_id,
@@ -167,6 +168,14 @@ def entity_event_rows(
         }
         for event in events
     ]
+
+
+def entity_label(entity_type: str, attributes: Any) -> str | None:
+    """The readable name beside an entity's key: a job's title, a plan's or person's name."""
+    if not isinstance(attributes, dict):
+        return None
+    label = display_name(entity_type, attributes)
+    return None if label == "?" else label
 
 
 def change_id_for(snapshot_id: str) -> str:

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from catlas_assets.domain.vocabulary import Outcome
-from catlas_assets.services import lake_sync
+from catlas_assets.services import dimensions, lake_sync
 from catlas_assets.services.runtime import Runtime
 from resources.lake import Compaction
 from resources.lake_tables import TABLES
@@ -26,11 +26,13 @@ def compact_partition(
 
 
 def compact_all(runtime: Runtime) -> list[Compaction]:
+    """Flush, compact every hour of every table, then snapshot the dimensions for today."""
     lake_sync.flush(runtime)
     results = []
     for name in TABLES:
         for partition in runtime.lake.partitions(name):
             results.append(runtime.lake.compact(name, partition))
+    dimensions.export_dimensions(runtime)
     return results
 
 

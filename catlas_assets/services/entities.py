@@ -15,8 +15,8 @@ from catlas_assets.domain.entities import advance
 from catlas_assets.services.runtime import Runtime
 
 EVENT_COLUMNS = (
-    "event_id, company_id, sensor_id, lineage_id, entity_type, entity_key, event, observed_at, "
-    "attributes"
+    "event_id, company_id, sensor_id, lineage_id, entity_type, entity_key, entity_label, event, "
+    "observed_at, attributes"
 )
 
 

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from catlas_assets.errors import ConfigError
+from catlas_assets.errors import CatlasError, ConfigError
+from catlas_assets.services import lake_sync
 from catlas_assets.services.change_inbox import awaiting_delivery
+from catlas_assets.services.change_view import publish_diff
+from catlas_assets.services.dimensions import export_dimensions
 from catlas_assets.services.runtime import Runtime
 from resources.notifier import WebhookNotifier, slack_message
 from resources.state import inbox
@@ -24,8 +27,13 @@ def deliver_pending(runtime: Runtime, notifier: WebhookNotifier | None = None) -
     if notifier is None:
         raise ConfigError("the notifier is off: set CATLAS_NOTIFY_WEBHOOK_URL to a webhook URL")
     delivered = failed = 0
+    lake_sync.flush(runtime)  # the changes' rows are in the lake, so their diffs can be made
     for change in awaiting_delivery(runtime):
-        result = notifier.send(change["change_id"], slack_message(change, change["company"]))
+        page_url = runtime.store.sensor(int(change["sensor_id"]))["url"]
+        message = slack_message(
+            change, change["company"], page_url=page_url, diff_url=_diff(runtime, change)
+        )
+        result = notifier.send(change["change_id"], message)
         if result.ok:
             delivered += int(
                 inbox.mark_delivered(runtime.store, change["change_id"], runtime.clock.now())
@@ -34,4 +42,15 @@ def deliver_pending(runtime: Runtime, notifier: WebhookNotifier | None = None) -
             failed += 1
             inbox.record_failure(runtime.store, change["change_id"], result.detail)
     waiting = len(inbox.list_changes(runtime.store, status="pending"))
+    if delivered:
+        # SQL over the lake sees a delivery as soon as `catlas changes` does.
+        export_dimensions(runtime)
     return NotifyResult(delivered, failed, waiting)
+
+
+def _diff(runtime: Runtime, change: dict[str, object]) -> str:
+    """The diff page's link; none when it cannot be made (the message goes out anyway)."""
+    try:
+        return publish_diff(runtime, str(change["change_id"]))
+    except (CatlasError, OSError):
+        return ""

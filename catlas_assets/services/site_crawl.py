@@ -37,7 +37,7 @@ from catlas_assets.domain.vocabulary import (
     Stop,
 )
 from catlas_assets.errors import CatlasError, NotFoundError
-from catlas_assets.services import lake_sync
+from catlas_assets.services import dimensions, lake_sync
 from catlas_assets.services.run_control import RunControl
 from catlas_assets.services.runs import RunRecorder, RunReport
 from catlas_assets.services.runtime import Runtime
@@ -279,4 +279,4 @@ def _counters(state: CrawlState) -> dict[str, int]:
 
 def export_webpages(runtime: Runtime) -> None:
     """The queue as a Parquet snapshot, read by DuckDB as the `webpages` view."""
-    runtime.lake.write_dimension("webpages", pages.all_pages(runtime.store))
+    dimensions.export_webpages(runtime)

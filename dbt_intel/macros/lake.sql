@@ -34,7 +34,7 @@
   {%- do source('lake', name) -%}
   {%- set pattern = lake_glob(name) -%}
   {%- if execute and not lake_has_files(pattern) -%}
-    {{- return(lake_empty_table(name)) -}}
+    {{- return(lake_empty_table(name, 'lake')) -}}
   {%- endif -%}
   {{- return(
       "read_parquet(" ~ lake_quote(pattern) ~ ", hive_partitioning = true, union_by_name = true)"
@@ -53,18 +53,35 @@
 {%- endmacro %}
 
 
-{% macro lake_empty_table(name) -%}
+{% macro lake_dimension(name) -%}
+  {#-
+    A FROM-clause expression reading the latest daily snapshot of one dimension
+    (<lake>/<name>/date=YYYY-MM-DD/<name>.parquet, rewritten at each compaction of that day).
+    Like lake_table(), it records the dependency on source('dims', name) and reads as an
+    empty typed relation while the dimension has no file yet.
+  -#}
+  {%- do source('dims', name) -%}
+  {%- set pattern = lake_root() ~ '/' ~ name ~ '/*/*.parquet' -%}
+  {%- if execute and not lake_has_files(pattern) -%}
+    {{- return(lake_empty_table(name, 'dims')) -}}
+  {%- endif -%}
+  {%- set files = "read_parquet(" ~ lake_quote(pattern) ~ ", hive_partitioning = true, union_by_name = true, hive_types = {'date': 'DATE'})" -%}
+  {{- return("(select * exclude (date) from " ~ files ~ " where date = (select max(date) from " ~ files ~ "))") -}}
+{%- endmacro %}
+
+
+{% macro lake_empty_table(name, source_name='lake') -%}
   {%- set matches = graph.sources.values()
-        | selectattr('source_name', 'equalto', 'lake')
+        | selectattr('source_name', 'equalto', source_name)
         | selectattr('name', 'equalto', name)
         | list -%}
   {%- if matches | length != 1 -%}
-    {{- exceptions.raise_compiler_error('lake table ' ~ name ~ ' is not declared in source lake') -}}
+    {{- exceptions.raise_compiler_error('lake table ' ~ name ~ ' is not declared in source ' ~ source_name) -}}
   {%- endif -%}
   {%- set columns = [] -%}
   {%- for column in matches[0].columns.values() -%}
     {%- if not column.data_type -%}
-      {{- exceptions.raise_compiler_error('source lake.' ~ name ~ '.' ~ column.name ~ ' has no data_type') -}}
+      {{- exceptions.raise_compiler_error('source ' ~ source_name ~ '.' ~ name ~ '.' ~ column.name ~ ' has no data_type') -}}
     {%- endif -%}
     {%- do columns.append('cast(null as ' ~ column.data_type ~ ') as ' ~ adapter.quote(column.name)) -%}
   {%- endfor -%}

@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from resources.lake import Lake
-from resources.lake_tables import TABLES
+from resources.lake_tables import DIMENSIONS, TABLES
 from resources.storage import Storage
 
 REPO = Path(__file__).resolve().parents[2]
@@ -245,10 +245,17 @@ DUCKDB_TYPES = {
 }
 
 
-@pytest.mark.parametrize("table", ["observations", "snapshots", "changes"])
-def test_source_columns_match_the_lake_schema(table: str) -> None:
+SOURCES = [
+    ("lake", name) for name in ("observations", "snapshots", "changes", "entity_events", "failures")
+] + [("dims", name) for name in DIMENSIONS]
+
+
+@pytest.mark.parametrize(("source", "table"), SOURCES)
+def test_source_columns_match_the_lake_schema(source: str, table: str) -> None:
     sources = yaml.safe_load((PROJECT / "models/staging/_lake__sources.yml").read_text())
-    (lake_source,) = [s for s in sources["sources"] if s["name"] == "lake"]
+    (lake_source,) = [s for s in sources["sources"] if s["name"] == source]
     (declared,) = [t for t in lake_source["tables"] if t["name"] == table]
-    expected = [(f.name, DUCKDB_TYPES[f.type]) for f in TABLES[table].schema]
+    spec = TABLES[table] if source == "lake" else DIMENSIONS[table]
+    expected = [(f.name, DUCKDB_TYPES[f.type]) for f in spec.schema]
     assert [(c["name"], c["data_type"]) for c in declared["columns"]] == expected
+    assert declared["meta"]["dagster"]["asset_key"] == [table]

@@ -126,6 +126,10 @@ def test_the_notifier_posts_slack_json_retries_failures_and_never_duplicates(
     texts = [body["text"] for _, body in receiver.received]
     assert any("Team: $29 → $35 per month" in t for t in texts)
     assert all(body["blocks"][0]["type"] == "section" for _, body in receiver.received)
+    # The message carries the page's URL and a link to the diff written into the lake.
+    assert all("http://kestrel-labs.com/pricing" in t and "(diff: file://" in t for t in texts)
+    links = [t.split("(diff: file://", 1)[1].rstrip(")") for t in texts]
+    assert all(Path(link).read_text().startswith("<!DOCTYPE html>") for link in links)
     rows = inbox.list_changes(runtime.store)
     assert {r["status"] for r in rows} == {"delivered"} and all(r["attempts"] == 2 for r in rows)
 

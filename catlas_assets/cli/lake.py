@@ -15,7 +15,6 @@ from catlas_assets.cli.app import (
     pass_context,
     table,
 )
-from catlas_assets.services import sql
 
 
 # -- the lake ------------------------------------------------------------------------------
@@ -25,6 +24,8 @@ from catlas_assets.services import sql
 @pass_context
 def sql_cmd(obj: Context, query: str, fmt: str) -> None:
     """Run SQL against the lake's tables (DuckDB views named like the tables)."""
+    from catlas_assets.services import sql
+
     result = sql.query(obj.runtime, query)
     if fmt == "csv":
         writer = csv.writer(sys.stdout)

@@ -8,7 +8,6 @@ import click
 
 from catlas_assets.cli.app import Context, cli, pass_context, shorten, table, when
 from catlas_assets.domain.vocabulary import ReviewKind, ReviewStatus
-from catlas_assets.services.review import list_review
 
 
 @cli.group()
@@ -27,6 +26,8 @@ def review() -> None:
 @pass_context
 def review_list(obj: Context, kind: str | None, status: str) -> None:
     """List review items, oldest first."""
+    from catlas_assets.services.review import list_review
+
     rows = list_review(obj.runtime, kind=kind, status=None if status == "all" else status)
     table(
         ["id", "kind", "status", "sensor", "company", "opened", "detail"],

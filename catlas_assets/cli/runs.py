@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -24,9 +25,11 @@ from catlas_assets.domain.vocabulary import (
     Surface,
 )
 from catlas_assets.run_options import Duration, control_from, run_options
-from catlas_assets.services.run_history import StaleReport, recent_runs, run_row, stale_report
-from catlas_assets.services.runs import RunReport
-from catlas_assets.services.runtime import Runtime
+
+if TYPE_CHECKING:
+    from catlas_assets.services.run_history import StaleReport
+    from catlas_assets.services.runs import RunReport
+    from catlas_assets.services.runtime import Runtime
 
 
 @cli.command("run-sensor")
@@ -132,6 +135,8 @@ def _finish_json(runtime: Runtime, report: RunReport, *, fail_when: str) -> None
     `tick_ms` is read back from the run's `crawl_runs` row, so the figure printed is the
     one stored (a run that never started has no row and no `tick_ms`).
     """
+    from catlas_assets.services.run_history import run_row
+
     data = report.as_json()
     row = run_row(runtime, report.run_id)
     tick_ms = row["tick_ms"] if row else None
@@ -154,6 +159,8 @@ def _finish_json(runtime: Runtime, report: RunReport, *, fail_when: str) -> None
 @pass_context
 def report(obj: Context, limit: int, kind: str | None, stale_after: int | None) -> None:
     """Recent runs with their verdicts (shared by every machine on this database)."""
+    from catlas_assets.services.run_history import recent_runs, stale_report
+
     if stale_after is not None:
         _print_stale(stale_report(obj.runtime, stale_after, kind))
         return

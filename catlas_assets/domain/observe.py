@@ -17,7 +17,7 @@ from typing import Any
 from catlas_assets.domain import lake_rows, scheduling
 from catlas_assets.domain.connectors import registry as connectors
 from catlas_assets.domain.connectors.base import unbundle
-from catlas_assets.domain.content_address import archive_key
+from catlas_assets.domain.content_address import archive_key, key_for_digest
 from catlas_assets.domain.extract.extraction import Extraction, SchemaError
 from catlas_assets.domain.fingerprint import simhash64
 from catlas_assets.domain.lake_rows import ObjectKeys, validators
@@ -110,15 +110,56 @@ def observe(
         )
         result.sensor_update = _unchanged_update(sensor, fetched, now, policy, rng)
         return result
+    digest = sha256_hex(fetched.body)
     try:
+        raw = raw_hash(sensor, fetched, digest)
+        if raw == sensor.raw_hash and sensor.normalized_hash is not None:
+            return _same_bytes(sensor, fetched, base_row, digest, now=now, policy=policy, rng=rng)
         normalized, extraction = extract(sensor, fetched, now)
     except (SchemaError, CatlasError) as exc:
         failed = replace(fetched, failure_class=FailureClass.SCHEMA, failure_detail=str(exc))
         return _failed(sensor, failed, base_row, now=now, policy=policy, rng=rng)
-    content = _Content.of(fetched, normalized, extraction, base_row)
+    content = _Content.of(fetched, normalized, extraction, base_row, digest, raw)
     return _content(
         sensor, content, previous_blocks, previous_extraction, now=now, policy=policy, rng=rng
     )
+
+
+def raw_hash(sensor: SensorState, fetched: Fetched, digest: str) -> str:
+    """What decides a 200's parse: its bytes (their SHA-256), content type and connector.
+
+    The same value as the last 200's means the same normalized text and extraction, so
+    the answer is unchanged without being parsed (an unchanged page costs a fetch and a
+    hash); a new connector version parses again.
+    """
+    connector = connectors.get(sensor.connector)
+    key = f"{connector.name}/{connector.version}\n{fetched.content_type}\n{digest}"
+    return sha256_hex(key.encode())
+
+
+def _same_bytes(
+    sensor: SensorState,
+    fetched: Fetched,
+    base_row: dict[str, Any],
+    digest: str,
+    *,
+    now: datetime,
+    policy: Policy,
+    rng: random.Random,
+) -> Observed:
+    """The bytes of the last 200 again: unchanged, with the hashes the sensor keeps."""
+    hashes = {
+        "normalized_hash": sensor.normalized_hash,
+        "structured_hash": sensor.structured_hash,
+        "simhash": sensor.simhash,
+    }
+    row = lake_rows.content_observation(
+        base_row, fetched, content_hash=digest, hashes=hashes, raw_key=key_for_digest(digest)
+    )
+    result = Observed(Outcome.UNCHANGED)
+    result.add_row("observations", {**row, "outcome": Outcome.UNCHANGED})
+    result.sensor_update = _unchanged_update(sensor, fetched, now, policy, rng)
+    return result
 
 
 def _left_domain(sensor: SensorState, fetched: Fetched) -> bool:
@@ -202,6 +243,7 @@ class _Content:
     keys: ObjectKeys
     hashes: dict[str, Any]  # normalized, structured and simhash, as the sensor keeps them
     row: dict[str, Any]  # its observation (without outcome)
+    raw_hash: str  # see `raw_hash`
 
     @classmethod
     def of(
@@ -210,9 +252,11 @@ class _Content:
         normalized: Normalized,
         extraction: Extraction,
         base_row: dict[str, Any],
+        digest: str,
+        raw: str,
     ) -> _Content:
         keys = ObjectKeys(
-            raw=archive_key(fetched.body),
+            raw=key_for_digest(digest),
             text=archive_key(normalized.text.encode()),
             blocks=archive_key(normalized.blocks_json()),
         )
@@ -224,11 +268,11 @@ class _Content:
         row = lake_rows.content_observation(
             base_row,
             fetched,
-            content_hash=sha256_hex(fetched.body),
+            content_hash=digest,
             hashes=hashes,
             raw_key=keys.raw,
         )
-        return cls(fetched, normalized, extraction, keys, hashes, row)
+        return cls(fetched, normalized, extraction, keys, hashes, row, raw)
 
 
 @dataclass
@@ -312,6 +356,7 @@ def _content(
         result = Observed(Outcome.UNCHANGED)
         result.add_row("observations", {**content.row, "outcome": Outcome.UNCHANGED})
         result.sensor_update = _unchanged_update(sensor, fetched, now, policy, rng)
+        result.sensor_update["raw_hash"] = content.raw_hash
         return result
     assessment = _assess(sensor, content, previous_blocks, previous_extraction, policy)
     memory: dict[str, Any] = {}
@@ -331,6 +376,7 @@ def _content(
         update = _unchanged_update(sensor, fetched, now, policy, rng)
         update.update(content.hashes)
         update.update(memory)
+        update["raw_hash"] = content.raw_hash
         result.sensor_update = update
         return result
     extraction_bytes = assessment.current.to_json()
@@ -344,6 +390,7 @@ def _content(
     update.update(validators(fetched))
     update.update(content.hashes)
     update.update(memory)
+    update["raw_hash"] = content.raw_hash
     update.update(
         {
             "snapshot_version": sensor.snapshot_version + 1,

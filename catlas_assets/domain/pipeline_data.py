@@ -27,6 +27,7 @@ class SensorState:
     normalized_hash: str | None = None
     structured_hash: str | None = None
     simhash: int | None = None
+    raw_hash: str | None = None  # see observe.raw_hash
     snapshot_version: int = 0
     last_snapshot_id: str | None = None
     last_blocks_key: str | None = None

@@ -48,9 +48,8 @@ async def run_claimed(
         await asyncio.gather(watcher, return_exceptions=True)
     result = batch.result
     abandoned = [sensor.id for sensor in batch.in_flight.values()]
-    abandoned += [
-        s.id for s in claimed if s.id not in {x.sensor_id for x in result.runs}
-    ]  # cancelled mid-run or never taken
+    finished = {x.sensor_id for x in result.runs}  # built once: the batch may be thousands
+    abandoned += [s.id for s in claimed if s.id not in finished]  # cancelled or never taken
     await batch.release(sorted(set(abandoned) - set(result.released)))
     for outcome in outcomes:
         if isinstance(outcome, BaseException) and not isinstance(outcome, asyncio.CancelledError):

@@ -58,6 +58,7 @@ def sensor_state(row: dict[str, Any]) -> SensorState:
         normalized_hash=row["normalized_hash"],
         structured_hash=row["structured_hash"],
         simhash=row["simhash"],
+        raw_hash=row.get("raw_hash"),
         snapshot_version=row["snapshot_version"],
         last_snapshot_id=row["last_snapshot_id"],
         last_blocks_key=row["last_blocks_key"],

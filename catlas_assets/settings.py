@@ -116,6 +116,12 @@ class Settings:
     scheduler_tick_s: int = _setting(60, "Seconds between two scheduler ticks (daemon).")
     scheduler_claim_batch: int = _setting(500, "Sensors claimed per tick at most.")
     claim_timeout_s: int = _setting(900, "A claim older than this may be taken over.")
+    commit_group_runs: int = _setting(
+        32, "Sensor runs committed in one state transaction at most (1: each alone)."
+    )
+    commit_group_ms: int = _setting(
+        50, "Longest wait, in ms, of a finished run for its group's commit (0: at once)."
+    )
     stale_after_failures: int = _setting(6, "Consecutive failures that make a sensor stale.")
     retire_after_failures: int = _setting(30, "Consecutive failures that retire a sensor.")
 
@@ -317,6 +323,7 @@ def current_values(settings: Settings) -> list[tuple[str, Any]]:
 _POSITIVE = (
     "fetch_concurrency",
     "scheduler_claim_batch",
+    "commit_group_runs",
     "fetch_max_bytes",
     "discovery_budget_s",
     "discovery_max_requests",
@@ -347,6 +354,7 @@ _NOT_NEGATIVE = (
     "discovery_max_ats_verifications",
     "discovery_ats_reserve",
     "onboarding_retry_backoff_s",
+    "commit_group_ms",
 )
 
 

@@ -19,10 +19,11 @@ from catlas_assets.domain.urls import registrable_domain
 from catlas_assets.domain.vocabulary import ChangeKind, FailureClass, Outcome, SensorStatus
 from catlas_assets.errors import CatlasError
 from catlas_assets.ids import new_id
+from catlas_assets.services.commit_groups import GroupCommitter
 from catlas_assets.services.connector_fetch import connector_stats, fetch_for_sensor
 from catlas_assets.services.runtime import Runtime
 from resources.fetcher import Fetcher
-from resources.state import connector_stats as connector_stats_table
+from resources.state.group_commit import ConnectorChange, RunCommit, commit_runs
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,13 @@ def wants_full_fetch(sensor: SensorState, now: datetime, full_refetch_interval_s
 
 
 async def run_sensor(
-    runtime: Runtime, fetcher: Fetcher, sensor: SensorState, run_id: str, *, force: bool = False
+    runtime: Runtime,
+    fetcher: Fetcher,
+    sensor: SensorState,
+    run_id: str,
+    *,
+    force: bool = False,
+    committer: GroupCommitter | None = None,
 ) -> SensorRunResult:
     # Drawn before the first await, so in claim order: the schedule's jitter does not depend
     # on which concurrent fetch finishes first (politeness waits reorder them).
@@ -113,13 +120,16 @@ async def run_sensor(
     for data in observed.objects.values():
         # Both name the object with domain.content_address.archive_key: the keys agree.
         stored += (await asyncio.to_thread(runtime.archive.put, data)).new_bytes
-    committed = await asyncio.to_thread(
-        runtime.store.commit_sensor_run,
+    failure_class = fetched.failure_class or (
+        FailureClass.SCHEMA if observed.outcome is Outcome.FAILED else None
+    )
+    run = RunCommit(
         sensor_id=sensor.id,
         worker=runtime.worker,
         sensor_update=observed.sensor_update,
         run_id=run_id,
         lake_rows=observed.rows,
+        now=now,
         inbox=observed.inbox,
         review=observed.review,
         ledger=LedgerCharge(
@@ -129,13 +139,14 @@ async def run_sensor(
             fetch_units=fetched.requests,
             bytes_stored=stored,
         ),
-        now=now,
+        connector=None
+        if fetched.skipped_reason
+        else _connector_change(sensor, observed, failure_class, now),
     )
-    failure_class = fetched.failure_class or (
-        FailureClass.SCHEMA if observed.outcome is Outcome.FAILED else None
-    )
-    if committed and not fetched.skipped_reason:
-        await asyncio.to_thread(_record_connector, runtime, sensor, observed, failure_class, now)
+    if committer is not None:
+        committed = await committer.commit(run)
+    else:
+        committed = (await asyncio.to_thread(commit_runs, runtime.store, [run]))[0]
     return SensorRunResult(
         sensor_id=sensor.id,
         company_id=sensor.company_id,
@@ -151,28 +162,26 @@ async def run_sensor(
     )
 
 
-def _record_connector(
-    runtime: Runtime,
+def _connector_change(
     sensor: SensorState,
     observed: Observed,
     failure_class: FailureClass | None,
     now: datetime,
-) -> None:
+) -> ConnectorChange | None:
+    """What this run adds to its connector's stats (written with the run's commit)."""
     try:
         connector = registry.get(sensor.connector)
     except CatlasError:
-        return
+        return None
     snapshots = observed.rows.get("snapshots") or []
     # Only a snapshot carries an extraction; other runs keep the last count.
     entities = (
         int((snapshots[0].get("extracted_summary") or {}).get("entities", 0)) if snapshots else None
     )
-    connector_stats_table.record_run(
-        runtime.store,
+    return ConnectorChange(
         name=connector.name,
         kind=connector.kind,
         version=connector.version,
-        now=now,
         change=lambda stats: connector_stats(
             stats,
             outcome=observed.outcome.value,

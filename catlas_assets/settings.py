@@ -77,6 +77,11 @@ class Settings:
     )
     fetch_retries: int = _setting(2, "Retries of transient failures within one run.")
     fetch_concurrency: int = _setting(16, "Sensors fetched at once by one worker.")
+    observe_workers: int = _setting(
+        -1,
+        "Processes that parse and decide sensor runs beside a worker's event loop "
+        "(-1: one per core but one, at most 8; 0: in the worker's own process).",
+    )
     max_redirects: int = _setting(10, "Redirect hops followed before REDIRECT.")
 
     # -- politeness (robots.txt, domain governor, budgets) -----------------------------

@@ -125,6 +125,18 @@ def observe(
     )
 
 
+def needs_parse(sensor: SensorState, fetched: Fetched) -> bool:
+    """Whether `observe` will normalize and extract this answer (the costly part)."""
+    if fetched.skipped_reason or fetched.failure_class is not None or fetched.not_modified:
+        return False
+    if _left_domain(sensor, fetched):
+        return False
+    try:
+        return raw_hash(sensor, fetched, sha256_hex(fetched.body)) != sensor.raw_hash
+    except CatlasError:
+        return False  # an unknown connector fails without a parse
+
+
 def raw_hash(sensor: SensorState, fetched: Fetched, digest: str) -> str:
     """What decides a 200's parse: its bytes (their SHA-256), content type and connector.
 

@@ -13,7 +13,7 @@ from catlas_assets.domain import scheduling
 from catlas_assets.domain.connectors import registry
 from catlas_assets.domain.extract.extraction import Extraction
 from catlas_assets.domain.normalize import Block
-from catlas_assets.domain.observe import Observed, observe
+from catlas_assets.domain.observe import Observed
 from catlas_assets.domain.pipeline_data import LedgerCharge, SensorState
 from catlas_assets.domain.urls import registrable_domain
 from catlas_assets.domain.vocabulary import ChangeKind, FailureClass, Outcome, SensorStatus
@@ -105,10 +105,10 @@ async def run_sensor(
             previous_extraction = await asyncio.to_thread(
                 _load_extraction, runtime, sensor.last_extraction_key
             )
-    observed = observe(
-        sensor,
-        fetched,
-        previous,
+    observed = await runtime.observe_pool.observe(
+        sensor=sensor,
+        fetched=fetched,
+        previous_blocks=previous,
         previous_extraction=previous_extraction,
         now=now,
         run_id=run_id,

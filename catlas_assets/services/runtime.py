@@ -22,6 +22,7 @@ from resources.clock import Clock, clock_for
 
 if TYPE_CHECKING:
     from catlas_assets.domain.observe import Policy
+    from catlas_assets.services.observe_pool import ObservePool
     from resources.archive import ObjectArchive
     from resources.fetcher import Fetcher
     from resources.governor import DomainGovernor
@@ -197,6 +198,13 @@ class Runtime:
             extracted_max_bytes=s.extracted_max_bytes,
         )
 
+    @cached_property
+    def observe_pool(self) -> ObservePool:
+        """Where sensor runs are decided: worker processes, or this one (`observe_pool.py`)."""
+        from catlas_assets.services.observe_pool import ObservePool, pool_size
+
+        return ObservePool(pool_size(self.settings.observe_workers))
+
     def check_ready(self) -> None:
         """Refuse a run up front when its environment cannot carry it to the end.
 
@@ -213,3 +221,5 @@ class Runtime:
             self.notifier.close()  # type: ignore[union-attr]
         if "store" in self.__dict__:
             self.store.close()
+        if "observe_pool" in self.__dict__:
+            self.observe_pool.close()

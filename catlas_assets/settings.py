@@ -121,6 +121,11 @@ class Settings:
     scheduler_tick_s: int = _setting(60, "Seconds between two scheduler ticks (daemon).")
     scheduler_claim_batch: int = _setting(500, "Sensors claimed per tick at most.")
     claim_timeout_s: int = _setting(900, "A claim older than this may be taken over.")
+    scheduling_policy: str = _setting(
+        "spec",
+        "How intervals are chosen: spec (the spec's formula) or rate_estimate (each sensor's "
+        "change rate learned from its fetches, fetched in proportion to its square root).",
+    )
     commit_group_runs: int = _setting(
         32, "Sensor runs committed in one state transaction at most (1: each alone)."
     )
@@ -254,6 +259,11 @@ class Settings:
         if self.env not in tuple(Env):
             choices = ", ".join(Env)
             raise ConfigError(f"CATLAS_ENV={self.env!r} is not one of {choices}")
+        if self.scheduling_policy not in SCHEDULING_POLICIES:
+            choices = ", ".join(SCHEDULING_POLICIES)
+            raise ConfigError(
+                f"CATLAS_SCHEDULING_POLICY={self.scheduling_policy!r} is not one of {choices}"
+            )
         if not 0 < self.min_interval_s <= self.max_interval_s:
             raise ConfigError("CATLAS_MIN_INTERVAL_S must be > 0 and <= CATLAS_MAX_INTERVAL_S")
         thresholds = [
@@ -323,6 +333,8 @@ def current_values(settings: Settings) -> list[tuple[str, Any]]:
     """(environment variable, current value) for every setting (`catlas settings`)."""
     return [(ENV_PREFIX + name.upper(), value) for name, value in asdict(settings).items()]
 
+
+SCHEDULING_POLICIES = ("spec", "rate_estimate")
 
 # Settings that must be > 0, and settings that must be >= 0 (validated in this order).
 _POSITIVE = (

@@ -9,6 +9,7 @@ the network, a database or the wall clock.
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -23,6 +24,7 @@ from catlas_assets.domain.fingerprint import simhash64
 from catlas_assets.domain.lake_rows import ObjectKeys, validators
 from catlas_assets.domain.normalize import Block, Normalized, normalize, sha256_hex
 from catlas_assets.domain.pipeline_data import Fetched, InboxEntry, ReviewItem, SensorState
+from catlas_assets.domain.rate_estimate import RateEstimate, sqrt_interval
 from catlas_assets.domain.reconcile import reconcile
 from catlas_assets.domain.significance import Comparison, History, compare, remember
 from catlas_assets.domain.structured_delta import StructuredDelta, empty_delta, has_typed_change
@@ -57,6 +59,7 @@ class Policy:
     retire_after_failures: int
     extracted_max_items: int = 300
     extracted_max_bytes: int = 900_000
+    scheduling_policy: str = "spec"  # or "rate_estimate" (CATLAS_SCHEDULING_POLICY)
 
 
 @dataclass
@@ -188,10 +191,15 @@ def _schedule(
     rng: random.Random,
     failure_class: FailureClass | None = None,
 ) -> dict[str, Any]:
-    interval = scheduling.next_interval(
-        sensor.current_interval_s, sensor.base_interval_s, event, policy.limits, failure_class
-    )
+    learned: dict[str, Any] = {}
+    if policy.scheduling_policy == "rate_estimate" and event is not scheduling.Event.FAILURE:
+        interval, learned = rate_interval(sensor, event, now, policy.limits)
+    else:
+        interval = scheduling.next_interval(
+            sensor.current_interval_s, sensor.base_interval_s, event, policy.limits, failure_class
+        )
     return {
+        **learned,
         "current_interval_s": interval,
         "tier": tier_for_interval(interval),
         "next_run_at": scheduling.next_run_at(now, interval, rng),
@@ -200,6 +208,38 @@ def _schedule(
         "claimed_by": None,
         "updated_at": now,
     }
+
+
+def rate_interval(
+    sensor: SensorState, event: scheduling.Event, now: datetime, limits: scheduling.Limits
+) -> tuple[int, dict[str, float]]:
+    """The rate_estimate policy: learn the sensor's change rate from this fetch, fetch ∝ √rate.
+
+    A detected change (minor or meaningful) counts as "changed since the last fetch";
+    noise and unchanged answers do not. The scale is the sensor's own base interval: a
+    page that changes once per base interval is fetched every base interval, one that
+    changes four times as often twice as often (the √rate allocation, inside the clamp).
+    """
+    base = max(1, sensor.base_interval_s)
+    if sensor.rate_fetches:
+        estimate = RateEstimate(
+            sensor.rate_fetches, sensor.rate_changes or 0.0, sensor.rate_observed_s or 0.0
+        )
+    else:
+        estimate = RateEstimate.prior(base)
+    elapsed = (now - sensor.last_fetched_at).total_seconds() if sensor.last_fetched_at else 0
+    if elapsed > 0 and event is not scheduling.Event.HOLD:
+        changed = event in (scheduling.Event.MINOR, scheduling.Event.MEANINGFUL)
+        estimate = estimate.observe(elapsed, changed)
+    interval = sqrt_interval(
+        estimate.rate, 1 / math.sqrt(base), limits.min_interval_s, limits.max_interval_s
+    )
+    learned = {
+        "rate_fetches": estimate.fetches,
+        "rate_changes": estimate.changes,
+        "rate_observed_s": estimate.observed_s,
+    }
+    return limits.clamp(interval), learned
 
 
 def _success_state(sensor: SensorState, fetched: Fetched, now: datetime) -> dict[str, Any]:

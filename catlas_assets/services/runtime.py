@@ -196,6 +196,7 @@ class Runtime:
             retire_after_failures=s.retire_after_failures,
             extracted_max_items=s.extracted_max_items,
             extracted_max_bytes=s.extracted_max_bytes,
+            scheduling_policy=s.scheduling_policy,
         )
 
     @cached_property

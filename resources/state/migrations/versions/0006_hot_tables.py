@@ -1,4 +1,4 @@
-"""hot tables: autovacuum tuned for the rows every run rewrites; sensors.raw_hash
+"""hot tables: autovacuum tuned for the rows every run rewrites; sensors.raw_hash, rate sums
 
 Revision ID: 0006_hot_tables
 Revises: 0001
@@ -22,6 +22,9 @@ revision: str = "0006_hot_tables"
 down_revision: str | None = "0001"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
+
+# The rate_estimate scheduling policy's running sums (catlas_assets/domain/rate_estimate.py).
+RATE_COLUMNS = ("rate_fetches", "rate_changes", "rate_observed_s")
 
 # table -> storage parameters (PostgreSQL `ALTER TABLE ... SET (...)`)
 HOT_TABLES: dict[str, dict[str, str]] = {
@@ -73,6 +76,8 @@ HOT_TABLES: dict[str, dict[str, str]] = {
 
 def upgrade() -> None:
     op.add_column("sensors", sa.Column("raw_hash", sa.String(length=64), nullable=True))
+    for name in RATE_COLUMNS:
+        op.add_column("sensors", sa.Column(name, sa.Float(), nullable=True))
     if op.get_bind().dialect.name != "postgresql":
         return
     for table, params in HOT_TABLES.items():
@@ -84,4 +89,6 @@ def downgrade() -> None:
     if op.get_bind().dialect.name == "postgresql":
         for table, params in HOT_TABLES.items():
             op.execute(f"ALTER TABLE {table} RESET ({', '.join(params)})")
+    for name in RATE_COLUMNS:
+        op.drop_column("sensors", name)
     op.drop_column("sensors", "raw_hash")

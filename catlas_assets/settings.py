@@ -87,6 +87,11 @@ class Settings:
     )
     fetch_retries: int = _setting(2, "Retries of transient failures within one run.")
     fetch_concurrency: int = _setting(16, "Sensors fetched at once by one worker.")
+    observe_workers: int = _setting(
+        -1,
+        "Processes that parse and decide sensor runs beside a worker's event loop "
+        "(-1: one per core but one, at most 8; 0: in the worker's own process).",
+    )
     max_redirects: int = _setting(10, "Redirect hops followed before REDIRECT.")
 
     # -- politeness (robots.txt, domain governor, budgets) -----------------------------
@@ -126,6 +131,17 @@ class Settings:
     scheduler_tick_s: int = _setting(60, "Seconds between two scheduler ticks (daemon).")
     scheduler_claim_batch: int = _setting(500, "Sensors claimed per tick at most.")
     claim_timeout_s: int = _setting(900, "A claim older than this may be taken over.")
+    scheduling_policy: str = _setting(
+        "spec",
+        "How intervals are chosen: spec (the spec's formula) or rate_estimate (each sensor's "
+        "change rate learned from its fetches, fetched in proportion to its square root).",
+    )
+    commit_group_runs: int = _setting(
+        32, "Sensor runs committed in one state transaction at most (1: each alone)."
+    )
+    commit_group_ms: int = _setting(
+        50, "Longest wait, in ms, of a finished run for its group's commit (0: at once)."
+    )
     stale_after_failures: int = _setting(6, "Consecutive failures that make a sensor stale.")
     retire_after_failures: int = _setting(30, "Consecutive failures that retire a sensor.")
 
@@ -281,6 +297,11 @@ class Settings:
         if self.env not in tuple(Env):
             choices = ", ".join(Env)
             raise ConfigError(f"CATLAS_ENV={self.env!r} is not one of {choices}")
+        if self.scheduling_policy not in SCHEDULING_POLICIES:
+            choices = ", ".join(SCHEDULING_POLICIES)
+            raise ConfigError(
+                f"CATLAS_SCHEDULING_POLICY={self.scheduling_policy!r} is not one of {choices}"
+            )
         if not 0 < self.min_interval_s <= self.max_interval_s:
             raise ConfigError("CATLAS_MIN_INTERVAL_S must be > 0 and <= CATLAS_MAX_INTERVAL_S")
         thresholds = [
@@ -351,10 +372,13 @@ def current_values(settings: Settings) -> list[tuple[str, Any]]:
     return [(ENV_PREFIX + name.upper(), value) for name, value in asdict(settings).items()]
 
 
+SCHEDULING_POLICIES = ("spec", "rate_estimate")
+
 # Settings that must be > 0, and settings that must be >= 0 (validated in this order).
 _POSITIVE = (
     "fetch_concurrency",
     "scheduler_claim_batch",
+    "commit_group_runs",
     "fetch_max_bytes",
     "discovery_budget_s",
     "discovery_max_requests",
@@ -392,6 +416,7 @@ _NOT_NEGATIVE = (
     "repair_cooldown_s",
     "repair_simhash_max_distance",
     "repair_min_ratio",
+    "commit_group_ms",
 )
 
 

@@ -38,6 +38,7 @@ from catlas_assets.domain.pipeline_data import Fetched
 from catlas_assets.domain.robots import MAX_PARSE_BYTES
 from catlas_assets.domain.urls import registrable_domain
 from catlas_assets.domain.vocabulary import FailureClass
+from resources.aiohttp_transport import AiohttpTransport
 from resources.body_decoding import (
     ACCEPT_ENCODING,
     BodyTooLarge,
@@ -82,20 +83,55 @@ class _ResolvingBackend(httpcore.AsyncNetworkBackend):
         await self._inner.sleep(seconds)
 
 
-class _Transport(httpx.AsyncHTTPTransport):
+class _Transport(httpx.AsyncBaseTransport):
+    """Plain http and HTTP/1.1 https over aiohttp; HTTP/2 over httpcore where negotiated.
+
+    aiohttp speaks HTTP/1.1 only. The first request to an https origin goes through
+    httpcore, which offers h2 and http/1.1 by ALPN; an origin that answers over HTTP/1.1
+    is remembered and served by aiohttp from then on, one that negotiated HTTP/2 stays on
+    httpcore (one multiplexed connection: its pool scan costs nothing there). Plain http is
+    HTTP/1.1 in both (no h2c), so it goes to aiohttp at once.
+    """
+
+    _MAX_ORIGINS = 100_000  # a bound on what is remembered, not a limit on fetching
+
     def __init__(self, resolver: Resolver, limits: httpx.Limits, ca_bundle: str = "") -> None:
-        super().__init__(limits=limits)
-        self._pool = httpcore.AsyncConnectionPool(
-            # The system's trust store, or a PEM bundle (a private CA, the TLS test server).
-            ssl_context=httpx.create_ssl_context(verify=ca_bundle or True),
+        # The system's trust store, or a PEM bundle (a private CA, the TLS test server).
+        ssl_context = httpx.create_ssl_context(verify=ca_bundle or True)
+        self._h2 = httpx.AsyncHTTPTransport(limits=limits)
+        self._h2._pool = httpcore.AsyncConnectionPool(
+            ssl_context=ssl_context,
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,
             network_backend=_ResolvingBackend(resolver),
-            # HTTP/2 where the server offers it (ALPN on https); plain http stays HTTP/1.1.
             http1=True,
             http2=True,
         )
+        self._h1 = AiohttpTransport(
+            resolver,
+            max_connections=limits.max_connections or 64,
+            tls_context=lambda: httpx.create_ssl_context(verify=ca_bundle or True),
+        )
+        self._http11_origins: set[tuple[str, int | None]] = set()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        url = request.url
+        if url.scheme not in ("http", "https"):
+            raise httpx.UnsupportedProtocol(f"unsupported scheme {url.scheme!r}", request=request)
+        origin = (url.host, url.port)
+        if url.scheme == "http" or origin in self._http11_origins:
+            return await self._h1.handle_async_request(request)
+        response = await self._h2.handle_async_request(request)
+        if response.extensions.get("http_version") != b"HTTP/2":
+            if len(self._http11_origins) >= self._MAX_ORIGINS:
+                self._http11_origins.clear()
+            self._http11_origins.add(origin)
+        return response
+
+    async def aclose(self) -> None:
+        await self._h1.aclose()
+        await self._h2.aclose()
 
 
 @dataclass(frozen=True)

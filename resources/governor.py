@@ -19,10 +19,13 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from catlas_assets.domain.pacing import retry_after_until, spacing_s
 from catlas_assets.domain.urls import registrable_domain
-from resources.state.domain_budgets import DomainBudgets
+
+if TYPE_CHECKING:  # the budgets live in the state store (SQLAlchemy): not needed to import
+    from resources.state.domain_budgets import DomainBudgets
 
 
 class Postponed(Exception):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -13,9 +13,13 @@ from rich.table import Table
 
 from catlas_assets.domain.verdict import FailWhen, exit_code
 from catlas_assets.errors import CatlasError, ConfigError, StorageError
-from catlas_assets.services.runs import RunReport
-from catlas_assets.services.runtime import Runtime
 from catlas_assets.settings import Settings
+
+if TYPE_CHECKING:
+    # The runtime pulls in the state store, the lake and the fetcher: imported by the
+    # commands that use it, so `catlas --help` starts at once.
+    from catlas_assets.services.runs import RunReport
+    from catlas_assets.services.runtime import Runtime
 
 console = Console()
 errors = Console(stderr=True)
@@ -38,6 +42,8 @@ class Context:
     @property
     def runtime(self) -> Runtime:
         if self._runtime is None:
+            from catlas_assets.services.runtime import Runtime
+
             self._runtime = Runtime(self.settings)
         return self._runtime
 

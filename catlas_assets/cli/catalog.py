@@ -20,7 +20,13 @@ from catlas_assets.domain.vocabulary import (
     SensorStatus,
     Surface,
 )
-from catlas_assets.services import catalog
+
+
+def _catalog():  # type: ignore[no-untyped-def]
+    """The catalog service, imported by the commands that use it (it opens the state store)."""
+    from catlas_assets.services import catalog
+
+    return catalog
 
 
 # -- companies -----------------------------------------------------------------------------
@@ -39,7 +45,7 @@ def companies_add(
     obj: Context, name: str, website: str | None, importance: float, tier: int
 ) -> None:
     """Add a company."""
-    company_id = catalog.add_company(
+    company_id = _catalog().add_company(
         obj.runtime, name=name, website=website, importance=importance, tier=tier
     )
     console.print(f"company {company_id}: {name}")
@@ -50,7 +56,7 @@ def companies_add(
 @pass_context
 def companies_list(obj: Context, fmt: str) -> None:
     """List companies."""
-    rows = catalog.list_companies(obj.runtime)
+    rows = _catalog().list_companies(obj.runtime)
     emit(
         fmt,
         ["id", "name", "domain", "importance", "tier", "onboarding", "sensors"],
@@ -83,7 +89,7 @@ def sensors(
     if ctx.invoked_subcommand is not None:
         return
     obj: Context = ctx.find_object(Context)
-    rows = catalog.list_sensors(obj.runtime, company=company, status=status, surface=surface)
+    rows = _catalog().list_sensors(obj.runtime, company=company, status=status, surface=surface)
     emit(
         fmt,
         [
@@ -142,8 +148,8 @@ def sensors_add(
 ) -> None:
     """Declare a sensor by hand."""
     runtime = obj.runtime
-    company_row = catalog.resolve_company(runtime, company)
-    sensor_id = catalog.add_sensor(
+    company_row = _catalog().resolve_company(runtime, company)
+    sensor_id = _catalog().add_sensor(
         runtime,
         company_id=company_row["id"],
         surface=surface,

@@ -11,7 +11,8 @@ from typing import Any
 import click
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn
 
-from catlas_assets.cli.app import Context, cli, console, finish, pass_context, table, when
+from catlas_assets.cli.app import Context, cli, console, emit, finish, pass_context, table, when
+from catlas_assets.cli.output import format_option
 from catlas_assets.domain.vocabulary import (
     CrawlMode,
     CrawlStatus,
@@ -161,8 +162,9 @@ def _emit(columns: list[str], rows: list[dict[str, Any]], fmt: str) -> None:
 @cli.group("runs", invoke_without_command=True)
 @click.option("--kind", default=None, help="Only runs of this kind, e.g. site_crawl.")
 @click.option("--limit", type=click.IntRange(1), default=20, show_default=True)
+@format_option()
 @click.pass_context
-def runs(ctx: click.Context, kind: str | None, limit: int) -> None:
+def runs(ctx: click.Context, kind: str | None, limit: int, fmt: str) -> None:
     """Recent runs (`runs show RUN_ID` for one run and its events)."""
     if ctx.invoked_subcommand is not None:
         return
@@ -170,11 +172,13 @@ def runs(ctx: click.Context, kind: str | None, limit: int) -> None:
 
     obj = ctx.find_object(Context)
     assert obj is not None
-    table(
+    emit(
+        fmt,
         ["run", "kind", "mode", "status", "started", "stop", "outcome", "new", "changed",
          "unchanged", "failed", "skipped", "redirected", "launcher", "handle"],
         [
-            (r["id"], r["kind"], r["mode"] or "", r["status"] or "", when(r["started_at"]),
+            (r["id"], r["kind"], r["mode"] or "", r["status"] or "",
+             when(r["started_at"]) if fmt == "table" else r["started_at"],
              r["stop"], r["outcome"], (r["counters"] or {}).get("new", r["ok"]), r["changed"],
              r["unchanged"], r["failed"], r["skipped"], r["redirected"], r["launcher"],
              r["launch_handle"] or "")

@@ -12,10 +12,19 @@ import click
 from catlas_assets.cli.app import Context, cli, console, emit, pass_context, print_error
 from catlas_assets.cli.output import format_option, write_json
 from catlas_assets.errors import CatlasError
-from catlas_assets.services import sql
 
 if TYPE_CHECKING:
     import duckdb
+
+    from catlas_assets.services import sql
+
+
+def _sql():  # type: ignore[no-untyped-def]
+    """The SQL service, imported by the commands that use it (it loads DuckDB)."""
+    from catlas_assets.services import sql
+
+    return sql
+
 
 SHELL_HELP = (
     "statements end with ';' · .tables · .schema TABLE · .format table|csv|json · .help · .quit"
@@ -33,13 +42,13 @@ def sql_cmd(obj: Context, query: str | None, fmt: str) -> None:
     QUERY may hold several statements (each result is printed); `-` reads it from stdin;
     without QUERY an interactive shell opens (history, .tables, .schema T).
     """
-    con = sql.connect(obj.runtime)
+    con = _sql().connect(obj.runtime)
     try:
         if query is None:
             _shell(con, fmt, obj.settings.state_path / "sql_history")
             return
         text = sys.stdin.read() if query == "-" else query
-        _print_results(sql.run(con, text), fmt)
+        _print_results(_sql().run(con, text), fmt)
     finally:
         con.close()
 
@@ -95,7 +104,7 @@ def _next_line() -> str:
 
 def _shell_statement(con: duckdb.DuckDBPyConnection, text: str, fmt: str) -> None:
     try:
-        _print_results(sql.run(con, text), fmt)
+        _print_results(_sql().run(con, text), fmt)
     except CatlasError as exc:  # a bad statement is reported; the shell goes on
         print_error(exc)
 
@@ -103,9 +112,9 @@ def _shell_statement(con: duckdb.DuckDBPyConnection, text: str, fmt: str) -> Non
 def _dot_command(con: duckdb.DuckDBPyConnection, command: str, argument: str, fmt: str) -> str:
     try:
         if command == ".tables":
-            emit(fmt, ["name"], [(name,) for name in sql.tables(con)])
+            emit(fmt, ["name"], [(name,) for name in _sql().tables(con)])
         elif command == ".schema" and argument:
-            emit(fmt, ["column", "type"], sql.schema(con, argument))
+            emit(fmt, ["column", "type"], _sql().schema(con, argument))
         elif command == ".format" and argument in ("table", "csv", "json"):
             return argument
         else:

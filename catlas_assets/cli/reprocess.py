@@ -6,7 +6,6 @@ import click
 
 from catlas_assets.cli.app import Context, cli, console, finish, pass_context, table
 from catlas_assets.domain.vocabulary import Surface
-from catlas_assets.services.reprocess import reprocess, scope_of
 
 
 @cli.command("reprocess")
@@ -20,6 +19,8 @@ def reprocess_cmd(
 ) -> None:
     """Re-derive snapshots, changes and entity events of a range of hours from the archived
     raw bytes with the current extractor (no network request)."""
+    from catlas_assets.services.reprocess import reprocess, scope_of
+
     runtime = obj.runtime
     runtime.check_ready()
     scope = scope_of(runtime, start, end, surface=surface, company=company)

@@ -9,7 +9,6 @@ import click
 from catlas_assets.cli.app import Context, cli, console, emit, pass_context, shorten, table, when
 from catlas_assets.cli.output import format_option
 from catlas_assets.domain.vocabulary import ReviewKind, ReviewStatus
-from catlas_assets.services.review import accept_review, list_review, reject_review, show_review
 
 
 @cli.group()
@@ -29,6 +28,8 @@ def review() -> None:
 @pass_context
 def review_list(obj: Context, kind: str | None, status: str, fmt: str) -> None:
     """List review items, oldest first."""
+    from catlas_assets.services.review import list_review
+
     rows = list_review(obj.runtime, kind=kind, status=None if status == "all" else status)
     machine = fmt != "table"
     emit(
@@ -50,6 +51,13 @@ def review_list(obj: Context, kind: str | None, status: str, fmt: str) -> None:
         ],
         title=f"{len(rows)} review item(s)",
     )
+
+
+def _review():  # type: ignore[no-untyped-def]
+    """The review service, imported by the commands that use it (it opens the state store)."""
+    from catlas_assets.services import review
+
+    return review
 
 
 def _print_item(item: dict) -> None:
@@ -74,7 +82,7 @@ def _print_item(item: dict) -> None:
 @pass_context
 def review_show(obj: Context, item_id: int) -> None:
     """One review item in full, with its candidates and its sensor."""
-    item = show_review(obj.runtime, item_id)
+    item = _review().show_review(obj.runtime, item_id)
     _print_item(item)
     sensor = item.get("sensor")
     if sensor:
@@ -92,7 +100,7 @@ def review_show(obj: Context, item_id: int) -> None:
 @pass_context
 def review_accept(obj: Context, item_id: int, to: str | None, note: str) -> None:
     """Accept: perform a migration, unblock a source robots.txt allows again, acknowledge."""
-    item = accept_review(obj.runtime, item_id, to=to, note=note)
+    item = _review().accept_review(obj.runtime, item_id, to=to, note=note)
     _print_item(item)
 
 
@@ -108,5 +116,5 @@ def review_accept(obj: Context, item_id: int, to: str | None, note: str) -> None
 @pass_context
 def review_reject(obj: Context, item_id: int, retire: bool, note: str) -> None:
     """Reject: close the item; the sensor is retired (--retire) or kept (--keep)."""
-    item = reject_review(obj.runtime, item_id, retire=retire, note=note)
+    item = _review().reject_review(obj.runtime, item_id, retire=retire, note=note)
     _print_item(item)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -26,9 +26,11 @@ from catlas_assets.domain.vocabulary import (
     Surface,
 )
 from catlas_assets.run_options import Duration, control_from, run_options
-from catlas_assets.services.run_history import StaleReport, recent_runs, run_row, stale_report
-from catlas_assets.services.runs import RunReport
-from catlas_assets.services.runtime import Runtime
+
+if TYPE_CHECKING:
+    from catlas_assets.services.run_history import StaleReport
+    from catlas_assets.services.runs import RunReport
+    from catlas_assets.services.runtime import Runtime
 
 
 @cli.command("run-sensor")
@@ -146,6 +148,8 @@ def _finish_json(runtime: Runtime, report: RunReport, *, fail_when: str) -> None
     `tick_ms` is read back from the run's `crawl_runs` row, so the figure printed is the
     one stored (a run that never started has no row and no `tick_ms`).
     """
+    from catlas_assets.services.run_history import run_row
+
     data = report.as_json()
     row = run_row(runtime, report.run_id)
     tick_ms = row["tick_ms"] if row else None
@@ -182,19 +186,11 @@ def _run_rows(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
 @pass_context
 def report(obj: Context, limit: int, kind: str | None, stale_after: int | None, fmt: str) -> None:
     """Recent runs with their verdicts (shared by every machine on this database)."""
+    from catlas_assets.services.run_history import recent_runs, stale_report
+
     if stale_after is not None:
         _print_stale(stale_report(obj.runtime, stale_after, kind), fmt)
         return
-    emit(fmt, RUN_COLUMNS, _run_rows(recent_runs(obj.runtime, limit=limit, kind=kind)))
-
-
-@cli.command("runs")
-@click.option("--limit", default=20, show_default=True)
-@click.option("--kind", default=None)
-@format_option()
-@pass_context
-def runs_cmd(obj: Context, limit: int, kind: str | None, fmt: str) -> None:
-    """The runs of every kind, newest first (the `crawl_runs` table; `report` adds verdict views)."""
     emit(fmt, RUN_COLUMNS, _run_rows(recent_runs(obj.runtime, limit=limit, kind=kind)))
 
 

@@ -12,5 +12,9 @@ import hashlib
 
 
 def archive_key(data: bytes) -> str:
-    digest = hashlib.sha256(data).hexdigest()
+    return key_for_digest(hashlib.sha256(data).hexdigest())
+
+
+def key_for_digest(digest: str) -> str:
+    """`archive_key` of bytes whose SHA-256 (hex) is already known: hashed once, used twice."""
     return f"objects/{digest[:2]}/{digest[2:4]}/{digest}.zst"

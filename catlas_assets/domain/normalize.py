@@ -31,7 +31,8 @@ import codecs
 import hashlib
 import json
 import re
-from dataclasses import asdict, dataclass
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import charset_normalizer
@@ -126,7 +127,11 @@ class Normalized:
     normalized_hash: str
 
     def blocks_json(self) -> bytes:
-        return json.dumps([asdict(b) for b in self.blocks], ensure_ascii=False).encode()
+        # The fields by name, not `asdict` (a recursive deep copy per block).
+        return json.dumps(
+            [{"id": b.id, "type": b.type, "text": b.text, "path": b.path} for b in self.blocks],
+            ensure_ascii=False,
+        ).encode()
 
 
 def sha256_hex(data: bytes) -> str:
@@ -183,10 +188,35 @@ def normalize(body: bytes, content_type: str) -> Normalized:
 
 
 def mask_volatile(text: str) -> str:
-    """The text with its volatile tokens replaced by placeholders (see the module docstring)."""
-    for pattern, placeholder in _VOLATILE:
-        text = pattern.sub(placeholder, text)
+    """The text with its volatile tokens replaced by placeholders (see the module docstring).
+
+    On ASCII text a pattern runs only when the text holds what every match of it must
+    contain (an `=`, a `:`, "ago", ...): the answer is the same, and most blocks skip most
+    patterns. Other text runs them all (case-insensitive matching folds some non-ASCII
+    letters onto ASCII ones, which a substring test would miss).
+    """
+    if not text.isascii():
+        for pattern, placeholder in _VOLATILE:
+            text = pattern.sub(placeholder, text)
+        return text
+    lower = text.lower()
+    for (pattern, placeholder), needed in zip(_VOLATILE, _NEEDS, strict=True):
+        if needed(text, lower):
+            text = pattern.sub(placeholder, text)
+            lower = text.lower()
     return text
+
+
+# What a match of each `_VOLATILE` pattern cannot do without, in the same order.
+_NEEDS: tuple[Callable[[str, str], bool], ...] = (
+    lambda t, _low: "=" in t,
+    lambda t, _low: ":" in t and "-" in t,
+    lambda t, _low: ":" in t,
+    lambda _t, low: "ago" in low,
+    lambda _t, low: "just now" in low or "today" in low or "yesterday" in low,
+    lambda _t, low: "view" in low or "watch" in low or "online" in low,
+    lambda t, _low: len(t) >= 24,
+)
 
 
 def content_kind(content_type: str, body: bytes) -> str:

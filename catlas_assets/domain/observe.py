@@ -9,6 +9,7 @@ the network, a database or the wall clock.
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -17,12 +18,13 @@ from typing import Any
 from catlas_assets.domain import lake_rows, scheduling
 from catlas_assets.domain.connectors import registry as connectors
 from catlas_assets.domain.connectors.base import unbundle
-from catlas_assets.domain.content_address import archive_key
+from catlas_assets.domain.content_address import archive_key, key_for_digest
 from catlas_assets.domain.extract.extraction import Extraction, SchemaError
 from catlas_assets.domain.fingerprint import simhash64
 from catlas_assets.domain.lake_rows import ObjectKeys, validators
 from catlas_assets.domain.normalize import Block, Normalized, normalize, sha256_hex
 from catlas_assets.domain.pipeline_data import Fetched, InboxEntry, ReviewItem, SensorState
+from catlas_assets.domain.rate_estimate import RateEstimate, sqrt_interval
 from catlas_assets.domain.reconcile import reconcile
 from catlas_assets.domain.repair import follow_move, permanent_move
 from catlas_assets.domain.significance import Comparison, History, compare, remember
@@ -59,6 +61,7 @@ class Policy:
     retire_after_failures: int
     extracted_max_items: int = 300
     extracted_max_bytes: int = 900_000
+    scheduling_policy: str = "spec"  # or "rate_estimate" (CATLAS_SCHEDULING_POLICY)
 
 
 @dataclass
@@ -153,15 +156,68 @@ def _observe(
         )
         result.sensor_update = _unchanged_update(sensor, fetched, now, policy, rng)
         return result
+    digest = sha256_hex(fetched.body)
     try:
+        raw = raw_hash(sensor, fetched, digest)
+        if raw == sensor.raw_hash and sensor.normalized_hash is not None:
+            return _same_bytes(sensor, fetched, base_row, digest, now=now, policy=policy, rng=rng)
         normalized, extraction = extract(sensor, fetched, now)
     except (SchemaError, CatlasError) as exc:
         failed = replace(fetched, failure_class=FailureClass.SCHEMA, failure_detail=str(exc))
         return _failed(sensor, failed, base_row, now=now, policy=policy, rng=rng)
-    content = _Content.of(fetched, normalized, extraction, base_row)
+    content = _Content.of(fetched, normalized, extraction, base_row, digest, raw)
     return _content(
         sensor, content, previous_blocks, previous_extraction, now=now, policy=policy, rng=rng
     )
+
+
+def needs_parse(sensor: SensorState, fetched: Fetched) -> bool:
+    """Whether `observe` will normalize and extract this answer (the costly part)."""
+    if fetched.skipped_reason or fetched.failure_class is not None or fetched.not_modified:
+        return False
+    if _left_domain(sensor, fetched):
+        return False
+    try:
+        return raw_hash(sensor, fetched, sha256_hex(fetched.body)) != sensor.raw_hash
+    except CatlasError:
+        return False  # an unknown connector fails without a parse
+
+
+def raw_hash(sensor: SensorState, fetched: Fetched, digest: str) -> str:
+    """What decides a 200's parse: its bytes (their SHA-256), content type and connector.
+
+    The same value as the last 200's means the same normalized text and extraction, so
+    the answer is unchanged without being parsed (an unchanged page costs a fetch and a
+    hash); a new connector version parses again.
+    """
+    connector = connectors.get(sensor.connector)
+    key = f"{connector.name}/{connector.version}\n{fetched.content_type}\n{digest}"
+    return sha256_hex(key.encode())
+
+
+def _same_bytes(
+    sensor: SensorState,
+    fetched: Fetched,
+    base_row: dict[str, Any],
+    digest: str,
+    *,
+    now: datetime,
+    policy: Policy,
+    rng: random.Random,
+) -> Observed:
+    """The bytes of the last 200 again: unchanged, with the hashes the sensor keeps."""
+    hashes = {
+        "normalized_hash": sensor.normalized_hash,
+        "structured_hash": sensor.structured_hash,
+        "simhash": sensor.simhash,
+    }
+    row = lake_rows.content_observation(
+        base_row, fetched, content_hash=digest, hashes=hashes, raw_key=key_for_digest(digest)
+    )
+    result = Observed(Outcome.UNCHANGED)
+    result.add_row("observations", {**row, "outcome": Outcome.UNCHANGED})
+    result.sensor_update = _unchanged_update(sensor, fetched, now, policy, rng)
+    return result
 
 
 def _left_domain(sensor: SensorState, fetched: Fetched) -> bool:
@@ -178,10 +234,15 @@ def _schedule(
     rng: random.Random,
     failure_class: FailureClass | None = None,
 ) -> dict[str, Any]:
-    interval = scheduling.next_interval(
-        sensor.current_interval_s, sensor.base_interval_s, event, policy.limits, failure_class
-    )
+    learned: dict[str, Any] = {}
+    if policy.scheduling_policy == "rate_estimate" and event is not scheduling.Event.FAILURE:
+        interval, learned = rate_interval(sensor, event, now, policy.limits)
+    else:
+        interval = scheduling.next_interval(
+            sensor.current_interval_s, sensor.base_interval_s, event, policy.limits, failure_class
+        )
     return {
+        **learned,
         "current_interval_s": interval,
         "tier": tier_for_interval(interval),
         "next_run_at": scheduling.next_run_at(now, interval, rng),
@@ -190,6 +251,38 @@ def _schedule(
         "claimed_by": None,
         "updated_at": now,
     }
+
+
+def rate_interval(
+    sensor: SensorState, event: scheduling.Event, now: datetime, limits: scheduling.Limits
+) -> tuple[int, dict[str, float]]:
+    """The rate_estimate policy: learn the sensor's change rate from this fetch, fetch ∝ √rate.
+
+    A detected change (minor or meaningful) counts as "changed since the last fetch";
+    noise and unchanged answers do not. The scale is the sensor's own base interval: a
+    page that changes once per base interval is fetched every base interval, one that
+    changes four times as often twice as often (the √rate allocation, inside the clamp).
+    """
+    base = max(1, sensor.base_interval_s)
+    if sensor.rate_fetches:
+        estimate = RateEstimate(
+            sensor.rate_fetches, sensor.rate_changes or 0.0, sensor.rate_observed_s or 0.0
+        )
+    else:
+        estimate = RateEstimate.prior(base)
+    elapsed = (now - sensor.last_fetched_at).total_seconds() if sensor.last_fetched_at else 0
+    if elapsed > 0 and event is not scheduling.Event.HOLD:
+        changed = event in (scheduling.Event.MINOR, scheduling.Event.MEANINGFUL)
+        estimate = estimate.observe(elapsed, changed)
+    interval = sqrt_interval(
+        estimate.rate, 1 / math.sqrt(base), limits.min_interval_s, limits.max_interval_s
+    )
+    learned = {
+        "rate_fetches": estimate.fetches,
+        "rate_changes": estimate.changes,
+        "rate_observed_s": estimate.observed_s,
+    }
+    return limits.clamp(interval), learned
 
 
 def _success_state(sensor: SensorState, fetched: Fetched, now: datetime) -> dict[str, Any]:
@@ -245,6 +338,7 @@ class _Content:
     keys: ObjectKeys
     hashes: dict[str, Any]  # normalized, structured and simhash, as the sensor keeps them
     row: dict[str, Any]  # its observation (without outcome)
+    raw_hash: str  # see `raw_hash`
 
     @classmethod
     def of(
@@ -253,9 +347,11 @@ class _Content:
         normalized: Normalized,
         extraction: Extraction,
         base_row: dict[str, Any],
+        digest: str,
+        raw: str,
     ) -> _Content:
         keys = ObjectKeys(
-            raw=archive_key(fetched.body),
+            raw=key_for_digest(digest),
             text=archive_key(normalized.text.encode()),
             blocks=archive_key(normalized.blocks_json()),
         )
@@ -267,11 +363,11 @@ class _Content:
         row = lake_rows.content_observation(
             base_row,
             fetched,
-            content_hash=sha256_hex(fetched.body),
+            content_hash=digest,
             hashes=hashes,
             raw_key=keys.raw,
         )
-        return cls(fetched, normalized, extraction, keys, hashes, row)
+        return cls(fetched, normalized, extraction, keys, hashes, row, raw)
 
 
 @dataclass
@@ -355,6 +451,7 @@ def _content(
         result = Observed(Outcome.UNCHANGED)
         result.add_row("observations", {**content.row, "outcome": Outcome.UNCHANGED})
         result.sensor_update = _unchanged_update(sensor, fetched, now, policy, rng)
+        result.sensor_update["raw_hash"] = content.raw_hash
         return result
     assessment = _assess(sensor, content, previous_blocks, previous_extraction, policy)
     memory: dict[str, Any] = {}
@@ -374,6 +471,7 @@ def _content(
         update = _unchanged_update(sensor, fetched, now, policy, rng)
         update.update(content.hashes)
         update.update(memory)
+        update["raw_hash"] = content.raw_hash
         result.sensor_update = update
         return result
     extraction_bytes = assessment.current.to_json()
@@ -387,6 +485,7 @@ def _content(
     update.update(validators(fetched))
     update.update(content.hashes)
     update.update(memory)
+    update["raw_hash"] = content.raw_hash
     update.update(
         {
             "snapshot_version": sensor.snapshot_version + 1,

@@ -27,6 +27,11 @@ class SensorState:
     normalized_hash: str | None = None
     structured_hash: str | None = None
     simhash: int | None = None
+    raw_hash: str | None = None  # see observe.raw_hash
+    last_fetched_at: datetime | None = None
+    rate_fetches: float | None = None  # the rate_estimate policy's sums (None: not yet)
+    rate_changes: float | None = None
+    rate_observed_s: float | None = None
     snapshot_version: int = 0
     last_snapshot_id: str | None = None
     last_blocks_key: str | None = None

@@ -17,6 +17,7 @@ from typing import Any
 
 from catlas_assets.domain.pipeline_data import SensorState
 from catlas_assets.domain.run_guard import RunGuard
+from catlas_assets.services.commit_groups import GroupCommitter
 from catlas_assets.services.pipeline import SensorRunResult, run_sensor
 from catlas_assets.services.run_control import RunControl
 from catlas_assets.services.runtime import Runtime
@@ -46,11 +47,11 @@ async def run_claimed(
         outcomes = await asyncio.gather(*workers, return_exceptions=True)
         watcher.cancel()
         await asyncio.gather(watcher, return_exceptions=True)
+        await batch.committer.aclose()
     result = batch.result
     abandoned = [sensor.id for sensor in batch.in_flight.values()]
-    abandoned += [
-        s.id for s in claimed if s.id not in {x.sensor_id for x in result.runs}
-    ]  # cancelled mid-run or never taken
+    finished = {x.sensor_id for x in result.runs}  # built once: the batch may be thousands
+    abandoned += [s.id for s in claimed if s.id not in finished]  # cancelled or never taken
     await batch.release(sorted(set(abandoned) - set(result.released)))
     for outcome in outcomes:
         if isinstance(outcome, BaseException) and not isinstance(outcome, asyncio.CancelledError):
@@ -79,6 +80,10 @@ class _Batch:
         self.queue: deque[SensorState] = deque(claimed)
         self.changed = asyncio.Condition()
         self.in_flight: dict[asyncio.Task[Any], SensorState] = {}
+        settings = runtime.settings
+        self.committer = GroupCommitter(
+            runtime.store, max_runs=settings.commit_group_runs, max_wait_ms=settings.commit_group_ms
+        )
 
     async def release(self, ids: list[int]) -> None:
         if ids:
@@ -121,7 +126,9 @@ class _Batch:
             assert task is not None
             self.in_flight[task] = sensor
             try:
-                run = await run_sensor(self.runtime, fetcher, sensor, self.run_id)
+                run = await run_sensor(
+                    self.runtime, fetcher, sensor, self.run_id, committer=self.committer
+                )
             except asyncio.CancelledError:
                 guard.in_flight = max(0, guard.in_flight - 1)
                 raise

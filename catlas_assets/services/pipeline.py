@@ -13,16 +13,17 @@ from catlas_assets.domain import scheduling
 from catlas_assets.domain.connectors import registry
 from catlas_assets.domain.extract.extraction import Extraction
 from catlas_assets.domain.normalize import Block
-from catlas_assets.domain.observe import Observed, observe
+from catlas_assets.domain.observe import Observed
 from catlas_assets.domain.pipeline_data import LedgerCharge, SensorState
 from catlas_assets.domain.urls import registrable_domain
 from catlas_assets.domain.vocabulary import ChangeKind, FailureClass, Outcome, SensorStatus
 from catlas_assets.errors import CatlasError
 from catlas_assets.ids import new_id
+from catlas_assets.services.commit_groups import GroupCommitter
 from catlas_assets.services.connector_fetch import connector_stats, fetch_for_sensor
 from catlas_assets.services.runtime import Runtime
 from resources.fetcher import Fetcher
-from resources.state import connector_stats as connector_stats_table
+from resources.state.group_commit import ConnectorChange, RunCommit, commit_runs
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,11 @@ def sensor_state(row: dict[str, Any]) -> SensorState:
         normalized_hash=row["normalized_hash"],
         structured_hash=row["structured_hash"],
         simhash=row["simhash"],
+        raw_hash=row.get("raw_hash"),
+        last_fetched_at=row.get("last_fetched_at"),
+        rate_fetches=row.get("rate_fetches"),
+        rate_changes=row.get("rate_changes"),
+        rate_observed_s=row.get("rate_observed_s"),
         snapshot_version=row["snapshot_version"],
         last_snapshot_id=row["last_snapshot_id"],
         last_blocks_key=row["last_blocks_key"],
@@ -80,7 +86,13 @@ def wants_full_fetch(sensor: SensorState, now: datetime, full_refetch_interval_s
 
 
 async def run_sensor(
-    runtime: Runtime, fetcher: Fetcher, sensor: SensorState, run_id: str, *, force: bool = False
+    runtime: Runtime,
+    fetcher: Fetcher,
+    sensor: SensorState,
+    run_id: str,
+    *,
+    force: bool = False,
+    committer: GroupCommitter | None = None,
 ) -> SensorRunResult:
     # Drawn before the first await, so in claim order: the schedule's jitter does not depend
     # on which concurrent fetch finishes first (politeness waits reorder them).
@@ -97,10 +109,10 @@ async def run_sensor(
             previous_extraction = await asyncio.to_thread(
                 _load_extraction, runtime, sensor.last_extraction_key
             )
-    observed = observe(
-        sensor,
-        fetched,
-        previous,
+    observed = await runtime.observe_pool.observe(
+        sensor=sensor,
+        fetched=fetched,
+        previous_blocks=previous,
         previous_extraction=previous_extraction,
         now=now,
         run_id=run_id,
@@ -112,13 +124,16 @@ async def run_sensor(
     for data in observed.objects.values():
         # Both name the object with domain.content_address.archive_key: the keys agree.
         stored += (await asyncio.to_thread(runtime.archive.put, data)).new_bytes
-    committed = await asyncio.to_thread(
-        runtime.store.commit_sensor_run,
+    failure_class = fetched.failure_class or (
+        FailureClass.SCHEMA if observed.outcome is Outcome.FAILED else None
+    )
+    run = RunCommit(
         sensor_id=sensor.id,
         worker=runtime.worker,
         sensor_update=observed.sensor_update,
         run_id=run_id,
         lake_rows=observed.rows,
+        now=now,
         inbox=observed.inbox,
         review=observed.review,
         ledger=LedgerCharge(
@@ -128,13 +143,14 @@ async def run_sensor(
             fetch_units=fetched.requests,
             bytes_stored=stored,
         ),
-        now=now,
+        connector=None
+        if fetched.skipped_reason
+        else _connector_change(sensor, observed, failure_class, now),
     )
-    failure_class = fetched.failure_class or (
-        FailureClass.SCHEMA if observed.outcome is Outcome.FAILED else None
-    )
-    if committed and not fetched.skipped_reason:
-        await asyncio.to_thread(_record_connector, runtime, sensor, observed, failure_class, now)
+    if committer is not None:
+        committed = await committer.commit(run)
+    else:
+        committed = (await asyncio.to_thread(commit_runs, runtime.store, [run]))[0]
     return SensorRunResult(
         sensor_id=sensor.id,
         company_id=sensor.company_id,
@@ -150,28 +166,26 @@ async def run_sensor(
     )
 
 
-def _record_connector(
-    runtime: Runtime,
+def _connector_change(
     sensor: SensorState,
     observed: Observed,
     failure_class: FailureClass | None,
     now: datetime,
-) -> None:
+) -> ConnectorChange | None:
+    """What this run adds to its connector's stats (written with the run's commit)."""
     try:
         connector = registry.get(sensor.connector)
     except CatlasError:
-        return
+        return None
     snapshots = observed.rows.get("snapshots") or []
     # Only a snapshot carries an extraction; other runs keep the last count.
     entities = (
         int((snapshots[0].get("extracted_summary") or {}).get("entities", 0)) if snapshots else None
     )
-    connector_stats_table.record_run(
-        runtime.store,
+    return ConnectorChange(
         name=connector.name,
         kind=connector.kind,
         version=connector.version,
-        now=now,
         change=lambda stats: connector_stats(
             stats,
             outcome=observed.outcome.value,

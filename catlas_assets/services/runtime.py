@@ -3,6 +3,9 @@
 Each adapter is built on first use and lives as long as the runtime: the CLI holds one
 runtime per command, Dagster one per run (`catlas_assets/defs/resources.py`). The fronts
 name the adapters by the types re-exported here (`__all__`), never by importing `resources`.
+
+The adapters are imported when first built, not with this module: a command that needs
+no state store or lake (`catlas robots check`) does not pay for SQLAlchemy, pyarrow or DuckDB.
 """
 
 from __future__ import annotations
@@ -12,23 +15,43 @@ import random
 import socket
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
-from catlas_assets.domain import scheduling
-from catlas_assets.domain.observe import Policy
 from catlas_assets.settings import Settings
-from resources.archive import ObjectArchive
 from resources.clock import Clock, clock_for
-from resources.fetcher import FetchConfig, Fetcher
-from resources.governor import DomainGovernor, GovernorConfig
-from resources.lake import Lake
-from resources.notifier import WebhookNotifier
-from resources.resolver import HostMap, Resolver
-from resources.robots_gate import RobotsCache
-from resources.state.domain_budgets import DomainBudgets
-from resources.state.store import StateStore
-from resources.storage import Storage
+
+if TYPE_CHECKING:
+    from catlas_assets.domain.observe import Policy
+    from catlas_assets.services.observe_pool import ObservePool
+    from resources.archive import ObjectArchive
+    from resources.fetcher import Fetcher
+    from resources.governor import DomainGovernor
+    from resources.lake import Lake
+    from resources.notifier import WebhookNotifier
+    from resources.resolver import Resolver
+    from resources.robots_gate import RobotsCache
+    from resources.state.domain_budgets import DomainBudgets
+    from resources.state.store import StateStore
+    from resources.storage import Storage
 
 __all__ = ["Lake", "ObjectArchive", "Runtime", "StateStore", "WebhookNotifier", "default_worker_id"]
+
+
+_EXPORTED = {
+    "Lake": "resources.lake",
+    "ObjectArchive": "resources.archive",
+    "StateStore": "resources.state.store",
+    "WebhookNotifier": "resources.notifier",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The re-exported adapter types, imported on first use (PEP 562)."""
+    if name in _EXPORTED:
+        import importlib
+
+        return getattr(importlib.import_module(_EXPORTED[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def default_worker_id() -> str:
@@ -49,25 +72,35 @@ class Runtime:
 
     @cached_property
     def store(self) -> StateStore:
+        from resources.state.store import StateStore
+
         return StateStore.open(
             self.settings.resolved_database_url, auto_create=self.auto_create_schema
         )
 
     @cached_property
     def storage(self) -> Storage:
+        from resources.storage import Storage
+
         return Storage(self.settings.resolved_lake_url, self.settings.s3_endpoint_url)
 
     @cached_property
     def lake(self) -> Lake:
+        from resources.lake import Lake
+
         return Lake(self.storage)
 
     @cached_property
     def archive(self) -> ObjectArchive:
+        from resources.archive import ObjectArchive
+
         return ObjectArchive(self.storage)
 
     @cached_property
     def notifier(self) -> WebhookNotifier | None:
         """The change webhook's client; None while the notifier is off (no URL set)."""
+        from resources.notifier import WebhookNotifier
+
         s = self.settings
         if not s.notify_webhook_url:
             return None
@@ -77,20 +110,28 @@ class Runtime:
 
     @cached_property
     def resolver(self) -> Resolver:
+        from resources.resolver import HostMap, Resolver
+
         hosts = self.settings.hosts
         return Resolver(HostMap.load(hosts) if hosts else None)
 
     @cached_property
     def robots_cache(self) -> RobotsCache:
         """Parsed robots.txt per origin; outlives ticks so each is fetched once per TTL."""
+        from resources.robots_gate import RobotsCache
+
         return RobotsCache()
 
     @cached_property
     def domain_budgets(self) -> DomainBudgets:
+        from resources.state.domain_budgets import DomainBudgets
+
         return DomainBudgets(self.store, self.settings.domain_daily_budget)
 
     def governor(self) -> DomainGovernor:
         """Per-domain spacing, concurrency and budgets; one per event loop, like the fetcher."""
+        from resources.governor import DomainGovernor, GovernorConfig
+
         s = self.settings
         return DomainGovernor(
             GovernorConfig(
@@ -109,6 +150,8 @@ class Runtime:
         `governed=False` leaves out the DomainGovernor (no budget, no spacing): only for
         the one-off robots.txt check of `catlas robots check`.
         """
+        from resources.fetcher import FetchConfig, Fetcher
+
         s = self.settings
         return Fetcher(
             FetchConfig(
@@ -132,6 +175,9 @@ class Runtime:
 
     @cached_property
     def policy(self) -> Policy:
+        from catlas_assets.domain import scheduling
+        from catlas_assets.domain.observe import Policy
+
         s = self.settings
         return Policy(
             limits=scheduling.Limits(
@@ -150,7 +196,15 @@ class Runtime:
             retire_after_failures=s.retire_after_failures,
             extracted_max_items=s.extracted_max_items,
             extracted_max_bytes=s.extracted_max_bytes,
+            scheduling_policy=s.scheduling_policy,
         )
+
+    @cached_property
+    def observe_pool(self) -> ObservePool:
+        """Where sensor runs are decided: worker processes, or this one (`observe_pool.py`)."""
+        from catlas_assets.services.observe_pool import ObservePool, pool_size
+
+        return ObservePool(pool_size(self.settings.observe_workers))
 
     def check_ready(self) -> None:
         """Refuse a run up front when its environment cannot carry it to the end.
@@ -168,3 +222,5 @@ class Runtime:
             self.notifier.close()  # type: ignore[union-attr]
         if "store" in self.__dict__:
             self.store.close()
+        if "observe_pool" in self.__dict__:
+            self.observe_pool.close()

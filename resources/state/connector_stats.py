@@ -6,7 +6,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import Connection, insert, select, update
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 
 from resources.state.schema import connectors
@@ -24,36 +24,48 @@ def record_run(
 ) -> None:
     """Apply `change` to the connector's stats under the write lock (no lost update)."""
     with store.transaction(write_lock=True) as conn:
-        query = select(connectors.c.stats).where(connectors.c.name == name)
-        if store.is_postgres:
-            # Several workers may meet a new connector at once: create its row race-free,
-            # then lock it (SQLite's write lock already serialises this transaction).
-            conn.execute(
-                postgresql_insert(connectors)
-                .values(
-                    name=name, kind=kind, version=version, enabled=True, stats={}, updated_at=now
-                )
-                .on_conflict_do_nothing(index_elements=["name"])
+        apply_change(conn, store, name=name, kind=kind, version=version, now=now, change=change)
+
+
+def apply_change(
+    conn: Connection,
+    store: StateStore,
+    *,
+    name: str,
+    kind: str,
+    version: str,
+    now: datetime,
+    change: Callable[[dict[str, Any]], dict[str, Any]],
+) -> None:
+    """`record_run` inside the caller's transaction (which holds the write lock)."""
+    query = select(connectors.c.stats).where(connectors.c.name == name)
+    if store.is_postgres:
+        # Several workers may meet a new connector at once: create its row race-free,
+        # then lock it (SQLite's write lock already serialises this transaction).
+        conn.execute(
+            postgresql_insert(connectors)
+            .values(name=name, kind=kind, version=version, enabled=True, stats={}, updated_at=now)
+            .on_conflict_do_nothing(index_elements=["name"])
+        )
+        query = query.with_for_update()
+    row = conn.execute(query).first()
+    if row is None:
+        conn.execute(
+            insert(connectors).values(
+                name=name,
+                kind=kind,
+                version=version,
+                enabled=True,
+                stats=change({}),
+                updated_at=now,
             )
-            query = query.with_for_update()
-        row = conn.execute(query).first()
-        if row is None:
-            conn.execute(
-                insert(connectors).values(
-                    name=name,
-                    kind=kind,
-                    version=version,
-                    enabled=True,
-                    stats=change({}),
-                    updated_at=now,
-                )
-            )
-        else:
-            conn.execute(
-                update(connectors)
-                .where(connectors.c.name == name)
-                .values(stats=change(dict(row[0] or {})), version=version, updated_at=now)
-            )
+        )
+    else:
+        conn.execute(
+            update(connectors)
+            .where(connectors.c.name == name)
+            .values(stats=change(dict(row[0] or {})), version=version, updated_at=now)
+        )
 
 
 def all_stats(store: StateStore) -> dict[str, dict[str, Any]]:

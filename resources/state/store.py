@@ -88,7 +88,11 @@ def _create_engine(url: str, parsed: URL) -> Engine:
             # so that claims can open their transaction with BEGIN IMMEDIATE.
             dbapi_connection.isolation_level = None
             cursor = dbapi_connection.cursor()
+            # WAL: readers never wait for the writer. synchronous=NORMAL, the level SQLite
+            # documents for WAL: a commit survives the process being killed (kill -9); a
+            # power loss or OS crash may lose the last commits, never the file's integrity.
             cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.execute("PRAGMA busy_timeout=30000")
             cursor.close()
@@ -342,40 +346,71 @@ class StateStore:
 
         Returns False (and writes nothing) when the claim was lost to another worker
         after it timed out, so a slow worker can never overwrite a newer run's state.
+        (`resources/state/group_commit.py` applies several runs in one transaction.)
         """
         with self.transaction() as conn:
-            result = conn.execute(
-                update(sensors)
-                .where(sensors.c.id == sensor_id, sensors.c.claimed_by == worker)
-                .values(**sensor_update)
+            applied = self.apply_run(
+                conn,
+                sensor_id=sensor_id,
+                worker=worker,
+                sensor_update=sensor_update,
+                run_id=run_id,
+                lake_rows=lake_rows,
+                inbox=inbox,
+                review=review,
+                now=now,
             )
-            if result.rowcount != 1:
+            if not applied:
                 conn.rollback()
                 return False
-            if lake_rows:
-                conn.execute(
-                    insert(lake_outbox).values(
-                        run_id=run_id, payload=_jsonable(lake_rows), created_at=now
-                    )
-                )
-            for entry in inbox:
-                conn.execute(
-                    insert(change_inbox).values(
-                        change_id=entry.change_id,
-                        sensor_id=entry.sensor_id,
-                        company_id=entry.company_id,
-                        surface=entry.surface,
-                        kind=entry.kind,
-                        significance=entry.significance,
-                        summary=entry.summary,
-                        detected_at=entry.detected_at,
-                        status="pending",
-                    )
-                )
-            for item in review:
-                self._open_review(conn, item, now)
             if ledger is not None:
-                self._charge(conn, ledger)
+                self.charge(conn, ledger)
+        return True
+
+    def apply_run(
+        self,
+        conn: Connection,
+        *,
+        sensor_id: int,
+        worker: str,
+        sensor_update: Mapping[str, Any],
+        run_id: str,
+        lake_rows: Mapping[str, list[Row]],
+        inbox: Iterable[InboxEntry],
+        review: Iterable[ReviewItem],
+        now: datetime,
+    ) -> bool:
+        """One run's writes inside the caller's transaction; False (nothing written) when
+        the claim was lost."""
+        result = conn.execute(
+            update(sensors)
+            .where(sensors.c.id == sensor_id, sensors.c.claimed_by == worker)
+            .values(**sensor_update)
+        )
+        if result.rowcount != 1:
+            return False
+        if lake_rows:
+            conn.execute(
+                insert(lake_outbox).values(
+                    run_id=run_id, payload=_jsonable(lake_rows), created_at=now
+                )
+            )
+        for entry in inbox:
+            conn.execute(
+                insert(change_inbox).values(
+                    change_id=entry.change_id,
+                    sensor_id=entry.sensor_id,
+                    company_id=entry.company_id,
+                    surface=entry.surface,
+                    kind=entry.kind,
+                    significance=entry.significance,
+                    summary=entry.summary,
+                    detected_at=entry.detected_at,
+                    status="pending",
+                )
+            )
+        for item in review:
+            self._open_review(conn, item, now)
         return True
 
     def _open_review(self, conn: Connection, item: ReviewItem, now: datetime) -> None:
@@ -398,7 +433,7 @@ class StateStore:
                 )
             )
 
-    def _charge(self, conn: Connection, charge: LedgerCharge) -> None:
+    def charge(self, conn: Connection, charge: LedgerCharge) -> None:
         day, company_id, connector = charge.day, charge.company_id, charge.connector
         units, stored = charge.fetch_units, charge.bytes_stored
         if company_id is not None:

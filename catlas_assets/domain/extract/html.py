@@ -97,16 +97,24 @@ def _with_tokens(tree: LexborHTMLParser, tokens: frozenset[str]) -> list[LexborN
         if _tokens(node) & tokens and _visible(node):
             # The outermost match only: a `job` card inside a `job` wrapper counts once.
             found.append(node)
-    return [n for n in found if not any(_is_inside(n, other) for other in found if other is not n)]
+    return _outermost(found)
 
 
-def _is_inside(node: LexborNode, other: LexborNode) -> bool:
-    parent = node.parent
-    while parent is not None:
-        if parent.mem_id == other.mem_id:
-            return True
-        parent = parent.parent
-    return False
+def _outermost(nodes: list[LexborNode]) -> list[LexborNode]:
+    """The nodes that have none of the others among their ancestors (in order).
+
+    One walk up from each node against the set of them: linear in nodes × depth, where
+    comparing every pair was quadratic in the nodes.
+    """
+    ids = {n.mem_id for n in nodes}
+    kept = []
+    for node in nodes:
+        parent = node.parent
+        while parent is not None and parent.mem_id not in ids:
+            parent = parent.parent
+        if parent is None:
+            kept.append(node)
+    return kept
 
 
 # -- JSON-LD ------------------------------------------------------------------------------
@@ -338,7 +346,7 @@ def _news(tree: LexborHTMLParser, base: str, out: Extraction) -> int:
         for n in candidates
         if n.css_first("time") is not None and n.css_first("a[href]") is not None
     ]
-    keep = [n for n in keep if not any(_is_inside(n, o) for o in keep if o is not n)]
+    keep = _outermost(keep)
     for node in keep:
         link = node.css_first("h1 a[href], h2 a[href], h3 a[href], a[href]")
         assert link is not None

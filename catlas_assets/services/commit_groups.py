@@ -1,0 +1,75 @@
+"""Group the commits of concurrent sensor runs: a batch of N runs or every M ms.
+
+A run hands its writes to the committer and waits for its group's transaction; the
+committer flushes when N runs are waiting or M ms after the first of them, one flush at
+a time (runs that finish during a flush form the next group). With N = 1 every run
+commits alone, as `StateStore.commit_sensor_run` does. The guarantees are the store's
+(`resources/state/group_commit.py`): nothing of a run counts before its group commits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from resources.state.group_commit import RunCommit, commit_runs
+from resources.state.store import StateStore
+
+
+class GroupCommitter:
+    def __init__(self, store: StateStore, *, max_runs: int, max_wait_ms: int) -> None:
+        self._store = store
+        self._max_runs = max(1, max_runs)
+        self._max_wait_s = max(0, max_wait_ms) / 1000
+        self._pending: list[tuple[RunCommit, asyncio.Future[bool]]] = []
+        self._flushing = asyncio.Lock()
+        self._timer: asyncio.TimerHandle | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def commit(self, run: RunCommit) -> bool:
+        """Whether `run` was committed (False: its claim was lost), once its group is."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[bool] = loop.create_future()
+        self._pending.append((run, future))
+        if len(self._pending) >= self._max_runs or self._max_wait_s == 0:
+            self._start_flush()
+        elif self._timer is None:
+            self._timer = loop.call_later(self._max_wait_s, self._start_flush)
+        return await asyncio.shield(future)
+
+    def _start_flush(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        task = asyncio.get_running_loop().create_task(self._flush())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _flush(self) -> None:
+        async with self._flushing:
+            batch, self._pending = self._pending, []
+            if not batch:
+                return
+            if self._timer is not None and not self._pending:
+                self._timer.cancel()
+                self._timer = None
+            try:
+                applied = await asyncio.to_thread(commit_runs, self._store, [r for r, _ in batch])
+            except BaseException as exc:
+                for _, future in batch:
+                    if not future.done():
+                        future.set_exception(exc)
+                if not isinstance(exc, Exception):
+                    raise
+                return
+            for (_, future), ok in zip(batch, applied, strict=True):
+                if not future.done():
+                    future.set_result(ok)
+
+    async def aclose(self) -> None:
+        """Commit what still waits, and wait for the flushes under way."""
+        if self._pending:
+            self._start_flush()
+        while self._tasks:
+            with contextlib.suppress(Exception):
+                await asyncio.gather(*list(self._tasks))

@@ -1,0 +1,69 @@
+"""The pure core (`observe`) in worker processes, so that a tick uses every core.
+
+The event loop of a worker fetches, archives and commits; parsing a page (normalize,
+extract, fingerprint, diff) is CPU work that would hold the loop, so it runs in a process
+pool: `observe` takes data and returns data, both picklable. What needs no parse —
+a 304, a failure, a postponement, a redirect off the domain, the bytes of the last 200 —
+is decided in the loop's own process (sending it would cost more than deciding it).
+
+`CATLAS_OBSERVE_WORKERS` sets the pool: -1 (the default) keeps one core for the loop and
+gives the others to the pool, at most 8 (what one loop keeps busy: past that, more worker
+processes scale further — several `catlas schedule` processes on PostgreSQL); 0 parses in
+the loop's process. On 2 cores that is 1 parser process, on 64 cores 8 per worker.
+Worker processes start from a fork server that has the domain imported (a clean process:
+forking the loop's process, with its threads, is not safe).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+from catlas_assets.domain.observe import Observed, needs_parse, observe
+
+MAX_AUTO_WORKERS = 8
+
+
+def available_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def pool_size(setting: int, cpus: int | None = None) -> int:
+    """Parser processes for `CATLAS_OBSERVE_WORKERS` (-1: automatic) on `cpus` cores."""
+    if setting >= 0:
+        return setting
+    cpus = cpus if cpus is not None else available_cpus()
+    return max(0, min(cpus - 1, MAX_AUTO_WORKERS))
+
+
+class ObservePool:
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self._executor: ProcessPoolExecutor | None = None
+
+    def _executor_now(self) -> ProcessPoolExecutor:
+        if self._executor is None:
+            context = multiprocessing.get_context("forkserver")
+            context.set_forkserver_preload(["catlas_assets.domain.observe"])
+            self._executor = ProcessPoolExecutor(max_workers=self.workers, mp_context=context)
+        return self._executor
+
+    async def observe(self, **arguments: Any) -> Observed:
+        """`observe(**arguments)`, in a worker process when the answer needs a parse."""
+        if self.workers == 0 or not needs_parse(arguments["sensor"], arguments["fetched"]):
+            return observe(**arguments)
+        loop = asyncio.get_running_loop()
+        call = functools.partial(observe, **arguments)
+        return await loop.run_in_executor(self._executor_now(), call)
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
+            self._executor = None

@@ -1,0 +1,117 @@
+"""Several sensor runs committed in one transaction, with the same guarantees as one.
+
+Each run's writes (its sensor row, outbox rows, inbox, review) are applied in order inside
+one transaction; a run whose claim was lost writes nothing and is reported as not
+committed, the others go on. What many runs add to the same few rows is summed first and
+written once per group: the cost ledger (per day, company and connector) and the
+connector stats (one read-modify-write per connector). Those rows are written in a fixed
+order, so two PostgreSQL workers committing groups at once cannot deadlock on them.
+
+Crash guarantees are those of a single run: a run counts only once its group's
+transaction has committed; until then its claim stands, and a worker killed before the
+commit leaves nothing of the group behind (its claims time out and are run again).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from catlas_assets.domain.pipeline_data import InboxEntry, LedgerCharge, ReviewItem
+from resources.state import connector_stats
+from resources.state.store import StateStore
+
+
+@dataclass(frozen=True)
+class ConnectorChange:
+    name: str
+    kind: str
+    version: str
+    change: Callable[[dict[str, Any]], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class RunCommit:
+    """What one sensor run writes to the state store."""
+
+    sensor_id: int
+    worker: str
+    sensor_update: Mapping[str, Any]
+    run_id: str
+    lake_rows: Mapping[str, list[dict[str, Any]]]
+    now: datetime
+    inbox: Sequence[InboxEntry] = ()
+    review: Sequence[ReviewItem] = ()
+    ledger: LedgerCharge | None = None
+    connector: ConnectorChange | None = field(default=None)
+
+
+def commit_runs(store: StateStore, runs: Sequence[RunCommit]) -> list[bool]:
+    """Apply `runs` in one transaction; for each, whether it was committed."""
+    if not runs:
+        return []
+    with store.transaction(write_lock=True) as conn:
+        applied = [
+            store.apply_run(
+                conn,
+                sensor_id=run.sensor_id,
+                worker=run.worker,
+                sensor_update=run.sensor_update,
+                run_id=run.run_id,
+                lake_rows=run.lake_rows,
+                inbox=run.inbox,
+                review=run.review,
+                now=run.now,
+            )
+            for run in runs
+        ]
+        kept = [run for run, ok in zip(runs, applied, strict=True) if ok]
+        for charge in merged_charges([r.ledger for r in kept if r.ledger is not None]):
+            store.charge(conn, charge)
+        changes: dict[str, list[ConnectorChange]] = {}
+        for run in kept:
+            if run.connector is not None:
+                changes.setdefault(run.connector.name, []).append(run.connector)
+        for name in sorted(changes):
+            group = changes[name]
+            last = group[-1]
+            connector_stats.apply_change(
+                conn,
+                store,
+                name=name,
+                kind=last.kind,
+                version=last.version,
+                now=max(r.now for r in kept),
+                change=_composed([c.change for c in group]),
+            )
+    return applied
+
+
+def merged_charges(charges: Sequence[LedgerCharge]) -> list[LedgerCharge]:
+    """One charge per (day, company, connector), summed, in a fixed order."""
+    sums: dict[tuple[str, int | None, str], list[int]] = {}
+    for c in charges:
+        total = sums.setdefault((c.day, c.company_id, c.connector), [0, 0])
+        total[0] += c.fetch_units
+        total[1] += c.bytes_stored
+    return [
+        LedgerCharge(
+            day=day, company_id=company, connector=connector, fetch_units=u, bytes_stored=b
+        )
+        for (day, company, connector), (u, b) in sorted(
+            sums.items(), key=lambda item: (item[0][0], item[0][1] or 0, item[0][2])
+        )
+    ]
+
+
+def _composed(
+    steps: Sequence[Callable[[dict[str, Any]], dict[str, Any]]],
+) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    def apply(stats: dict[str, Any]) -> dict[str, Any]:
+        for step in steps:
+            stats = step(stats)
+        return stats
+
+    return apply

@@ -1,0 +1,148 @@
+"""The fetcher's transport on real servers: HTTP/1.1 over aiohttp's pool, HTTP/2 over
+httpcore where TLS negotiates it (the rule in `resources/fetcher.py::_Transport`).
+
+A server that counts its connections shows which pool served a request: connections are
+kept alive and reused, a body left early closes its connection, an https origin that
+answered over HTTP/1.1 moves to the HTTP/1.1 pool, and one that negotiated h2 stays on
+its single multiplexed connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from test_http2 import HOST, TLSServer, _certificates
+
+from catlas_assets.domain.vocabulary import FailureClass
+
+SITE = "plain.fixture-keepalive.com"
+BIG = b"x" * 200_000
+
+
+class CountingServer:
+    """Plain HTTP/1.1 with keep-alive; `/big` is larger than the test's byte cap."""
+
+    def __init__(self) -> None:
+        self.connections = 0
+        self.paths: list[str] = []
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+
+    def __enter__(self) -> CountingServer:
+        self._thread.start()
+        server = asyncio.run_coroutine_threadsafe(
+            asyncio.start_server(self._handle, "127.0.0.1", 0), self.loop
+        ).result(10)
+        self.port = server.sockets[0].getsockname()[1]
+        self._server = server
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        asyncio.run_coroutine_threadsafe(self._close(), self.loop).result(10)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(10)
+
+    async def _close(self) -> None:
+        self._server.close()
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        try:
+            while head := await reader.readuntil(b"\r\n\r\n"):
+                path = head.split(b" ", 2)[1].decode()
+                self.paths.append(path)
+                status, body = (404, b"none") if path == "/robots.txt" else (200, b"page")
+                if path == "/big":
+                    body = BIG
+                writer.write(
+                    f"HTTP/1.1 {status} X\r\ncontent-length: {len(body)}\r\n\r\n".encode() + body
+                )
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+
+class CountingTLSServer(TLSServer):
+    def __init__(self, cert: Path, key: Path, protocols: list[str]) -> None:
+        super().__init__(cert, key, protocols)
+        self.connections = 0
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        with contextlib.suppress(asyncio.IncompleteReadError, ConnectionError):
+            await super()._handle(reader, writer)
+
+
+@pytest.fixture
+def plain() -> Iterator[CountingServer]:
+    with CountingServer() as server:
+        yield server
+
+
+def _fetch_all(runtime, urls: list[str]):
+    async def go():
+        async with runtime.fetcher() as fetcher:
+            return [await fetcher.fetch(url) for url in urls]
+
+    return asyncio.run(go())
+
+
+def test_plain_http_keeps_one_connection_alive_for_sequential_fetches(
+    make_runtime, tmp_path: Path, plain: CountingServer
+) -> None:
+    hosts = tmp_path / "hosts-plain"
+    hosts.write_text(f"127.0.0.1:{plain.port} {SITE}\n")
+    runtime = make_runtime(hosts=str(hosts))
+    fetched = _fetch_all(runtime, [f"http://{SITE}/p{i}" for i in range(5)])
+    assert [(f.status, f.body) for f in fetched] == [(200, b"page")] * 5
+    assert plain.paths == ["/robots.txt", *(f"/p{i}" for i in range(5))]
+    assert plain.connections == 1
+
+
+def test_a_body_over_the_cap_closes_its_connection_and_the_next_fetch_works(
+    make_runtime, tmp_path: Path, plain: CountingServer
+) -> None:
+    hosts = tmp_path / "hosts-plain"
+    hosts.write_text(f"127.0.0.1:{plain.port} {SITE}\n")
+    runtime = make_runtime(hosts=str(hosts), fetch_max_bytes=50_000)
+    big, after = _fetch_all(runtime, [f"http://{SITE}/big", f"http://{SITE}/after"])
+    assert big.failure_class is FailureClass.TOO_LARGE
+    assert (after.status, after.body) == (200, b"page")
+    # The connection left in the middle of /big was not reused for /after.
+    assert plain.connections == 2
+
+
+def _tls_fetch_all(make_runtime, tmp_path: Path, server: TLSServer, ca: Path, n: int):
+    hosts = tmp_path / "tls-hosts"
+    hosts.write_text(f"127.0.0.1:{server.port} {HOST}\n")
+    runtime = make_runtime(hosts=str(hosts), ca_bundle=str(ca))
+    return _fetch_all(runtime, [f"https://{HOST}/page{i}" for i in range(n)])
+
+
+def test_an_https_origin_on_http11_moves_to_the_http11_pool(make_runtime, tmp_path: Path) -> None:
+    ca, cert, key = _certificates(tmp_path)
+    with CountingTLSServer(cert, key, ["http/1.1"]) as server:
+        fetched = _tls_fetch_all(make_runtime, tmp_path, server, ca, 4)
+    assert [f.status for f in fetched] == [200] * 4
+    assert [p for _, p in server.seen] == ["/robots.txt", *(f"/page{i}" for i in range(4))]
+    # robots.txt over httpcore's connection (it offered h2, the server chose http/1.1);
+    # every later request over one kept-alive aiohttp connection.
+    assert server.connections == 2
+
+
+def test_an_https_origin_that_negotiates_h2_stays_on_one_h2_connection(
+    make_runtime, tmp_path: Path
+) -> None:
+    ca, cert, key = _certificates(tmp_path)
+    with CountingTLSServer(cert, key, ["h2", "http/1.1"]) as server:
+        fetched = _tls_fetch_all(make_runtime, tmp_path, server, ca, 4)
+    assert [f.status for f in fetched] == [200] * 4
+    assert {proto for proto, _ in server.seen} == {"h2"}
+    assert server.connections == 1

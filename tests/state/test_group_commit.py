@@ -1,0 +1,94 @@
+"""Sensor runs committed in groups: one transaction, each run as if alone (both backends)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from sqlalchemy import select
+from state_rows import NOW, SensorFactory
+
+from catlas_assets.domain.pipeline_data import LedgerCharge
+from catlas_assets.services.commit_groups import GroupCommitter
+from resources.state.connector_stats import all_stats
+from resources.state.group_commit import ConnectorChange, RunCommit, commit_runs
+from resources.state.schema import cost_ledger
+from resources.state.store import StateStore
+
+DAY = "2026-01-05"
+
+
+def _counting(stats: dict) -> dict:
+    return {**stats, "runs": stats.get("runs", 0) + 1}
+
+
+def _run(sensor_id: int, company_id: int, *, worker: str = "w1", units: int = 1) -> RunCommit:
+    return RunCommit(
+        sensor_id=sensor_id,
+        worker=worker,
+        sensor_update={"consecutive_unchanged": 3, "claimed_by": None, "claimed_at": None},
+        run_id="run_1",
+        lake_rows={"observations": [{"observation_id": f"obs_{sensor_id}", "fetched_at": NOW}]},
+        now=NOW,
+        ledger=LedgerCharge(DAY, company_id, "generic_html", units, 10),
+        connector=ConnectorChange("generic_html", "html", "1", _counting),
+    )
+
+
+def _claim(store: StateStore, add_sensor: SensorFactory, n: int) -> list[int]:
+    ids = [add_sensor() for _ in range(n)]
+    rows = store.claim_due(now=NOW, worker="w1", limit=n, claim_timeout_s=900)
+    assert sorted(r["id"] for r in rows) == sorted(ids)
+    return ids
+
+
+def _ledger(store: StateStore) -> list[tuple]:
+    query = select(cost_ledger.c.company_id, cost_ledger.c.fetch_units, cost_ledger.c.bytes_stored)
+    with store.engine.connect() as conn:
+        return [tuple(r) for r in conn.execute(query)]
+
+
+def test_a_group_commits_every_run_and_sums_the_shared_rows(
+    store: StateStore, company_id: int, add_sensor: SensorFactory
+) -> None:
+    ids = _claim(store, add_sensor, 3)
+    applied = commit_runs(store, [_run(i, company_id, units=2) for i in ids])
+    assert applied == [True, True, True]
+    assert all(store.sensor(i)["claimed_by"] is None for i in ids)
+    assert store.outbox_size() == 3
+    assert _ledger(store) == [(company_id, 6, 30)]  # one row, the group's sum
+    assert all_stats(store)["generic_html"]["stats"]["runs"] == 3
+
+
+def test_a_lost_claim_writes_nothing_of_its_run_and_the_others_commit(
+    store: StateStore, company_id: int, add_sensor: SensorFactory
+) -> None:
+    ids = _claim(store, add_sensor, 3)
+    runs = [
+        _run(ids[0], company_id),
+        _run(ids[1], company_id, worker="other"),
+        _run(ids[2], company_id),
+    ]
+    assert commit_runs(store, runs) == [True, False, True]
+    assert store.sensor(ids[1])["claimed_by"] == "w1"  # untouched: still claimed
+    assert store.outbox_size() == 2
+    assert _ledger(store) == [(company_id, 2, 20)]  # the lost run is not charged
+    assert all_stats(store)["generic_html"]["stats"]["runs"] == 2
+
+
+def test_the_committer_groups_runs_and_answers_each(
+    store: StateStore, company_id: int, add_sensor: SensorFactory
+) -> None:
+    ids = _claim(store, add_sensor, 5)
+
+    async def go() -> list[bool]:
+        committer = GroupCommitter(store, max_runs=2, max_wait_ms=10_000)
+        first = [asyncio.create_task(committer.commit(_run(i, company_id))) for i in ids[:4]]
+        done = await asyncio.gather(*first)  # two full groups: no wait for the timer
+        last = asyncio.create_task(committer.commit(_run(ids[4], company_id)))
+        await asyncio.sleep(0)
+        await committer.aclose()  # the last, alone, committed on close
+        return [*done, await last]
+
+    assert asyncio.run(go()) == [True] * 5
+    assert store.outbox_size() == 5
+    assert _ledger(store) == [(company_id, 5, 50)]

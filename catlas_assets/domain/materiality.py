@@ -13,6 +13,7 @@ positions) are immaterial and everything else is material.
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
 
 MATERIAL_JOB_FIELDS = frozenset(
@@ -62,3 +63,37 @@ def material_changes(
         for k in sorted(set(before) | set(after))
         if before.get(k) != after.get(k) and material(entity_type, k)
     }
+
+
+# A posting date resolved from relative text can move by a day (fetched near midnight, a
+# board in another time zone) or fall open ("30+ Days Ago"): it is the same date.
+DATE_JITTER_DAYS = 1
+
+
+def _day(value: Any) -> date | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return date.fromisoformat(value[:10])
+    except ValueError:
+        return None
+
+
+def settle_dates(
+    entity_type: str, before: dict[str, Any] | None, after: dict[str, Any]
+) -> dict[str, Any]:
+    """`after`, keeping the job's earlier `posted_at` when the new one is the same date
+    re-resolved (within a day) or no date at all, so the entity's history does not move."""
+    if entity_type != "job" or before is None:
+        return after
+    was, now = before.get("posted_at"), after.get("posted_at")
+    if was is None or was == now:
+        return after
+    was_day, now_day = _day(was), _day(now)
+    if now is None or (
+        was_day is not None
+        and now_day is not None
+        and abs((now_day - was_day).days) <= DATE_JITTER_DAYS
+    ):
+        return {**after, "posted_at": was}
+    return after

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from catlas_assets.domain.extract.extraction import Extraction
-from catlas_assets.domain.materiality import material_changes
+from catlas_assets.domain.materiality import material_changes, settle_dates
 from catlas_assets.domain.structured_delta import DeltaItem, DeltaUpdate, StatusDelta, display_name
 
 GUARD_MIN_ENTITIES = 10
@@ -69,7 +69,12 @@ def reconcile(previous: Extraction | None, new: Extraction) -> Reconciliation:
     can_remove = trustworthy(new)
     for entity_type in types:
         old = {i["key"]: i for i in (before.entities.get(entity_type, []) if before else [])}
-        now = {i["key"]: i for i in new.entities.get(entity_type, [])}
+        now = {
+            i["key"]: settle_dates(entity_type, old.get(i["key"]), i)
+            for i in new.entities.get(entity_type, [])
+        }
+        if entity_type in carried:
+            carried[entity_type] = [now[i["key"]] for i in carried[entity_type]]
         for key in sorted(now):
             item = now[key]
             if key not in old:

@@ -127,3 +127,18 @@ def test_workday_posted_on_rolling_over_each_day_raises_nothing() -> None:
         delta["updated"] = rec.updated
         assert not has_typed_change(delta)
         assert [e["event"] for e in rec.events] == ["seen"]
+
+
+def test_a_posting_date_re_resolved_within_a_day_or_gone_open_keeps_the_earlier_date() -> None:
+    first = board(posted_at="2026-02-10")
+    for later in ("2026-02-11", "2026-02-09", None):
+        rec = reconcile(first, board(posted_at=later))
+        assert rec.current is not None
+        assert rec.current.entities["job"][0]["posted_at"] == "2026-02-10", later
+        assert rec.events[0]["attributes"]["posted_at"] == "2026-02-10"
+    # A posting date a week away is a real re-post date: kept as the board says (and
+    # still not material).
+    moved = reconcile(first, board(posted_at="2026-02-17"))
+    assert moved.current is not None
+    assert moved.current.entities["job"][0]["posted_at"] == "2026-02-17"
+    assert moved.updated == {}

@@ -214,6 +214,7 @@ _NEEDS: tuple[Callable[[str, str], bool], ...] = (
     lambda t, _low: ":" in t,
     lambda _t, low: "ago" in low,
     lambda _t, low: "just now" in low or "today" in low or "yesterday" in low,
+    lambda _t, _low: True,  # relative dates in six more languages: no one cheap test
     lambda _t, low: "view" in low or "watch" in low or "online" in low,
     lambda t, _low: len(t) >= 24,
 )

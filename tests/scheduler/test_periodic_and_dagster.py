@@ -254,6 +254,7 @@ def test_the_periodic_tasks_are_exactly_those_declared(make_runtime, database_ur
         "stale_claim_sweep": periodic.Cadence(every_s=300),
         "lake_compaction": periodic.Cadence(minute=10),
         "onboarding": None,  # every 4 ticks in the daemon, a sensor in Dagster
+        "budgets_reset": None,  # a daily Dagster schedule; the daemon resets lazily
     }
     result = DaemonResult(report=None)  # type: ignore[arg-type]
     scheduler = _periodic_scheduler(make_runtime(database_url), result)

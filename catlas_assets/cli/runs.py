@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -101,7 +102,6 @@ def schedule(
     fail_when: str,
 ) -> None:
     """Run the sensors that are due (one tick with --once, else every scheduler_tick_s)."""
-    from catlas_assets.defs.runless import tick_reporter
     from catlas_assets.services.daemon import run_daemon
     from catlas_assets.services.run_control import signals_stop
     from catlas_assets.services.runs import refused_report
@@ -115,7 +115,11 @@ def schedule(
     kind = RunKind.TICK if once else RunKind.DAEMON
     done = partial(_finish_json, runtime) if as_json else finish
     # With a Dagster instance configured, each tick is told to it as runless asset events.
-    tell_dagster = tick_reporter()
+    tell_dagster = None
+    if os.environ.get("DAGSTER_HOME"):
+        from catlas_assets.cli.runless import tick_reporter
+
+        tell_dagster = tick_reporter()
 
     def on_tick(tick: RunReport, *, echo: bool = False) -> None:
         if echo:

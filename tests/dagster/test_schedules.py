@@ -9,9 +9,9 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
+from catlas_assets.cli.runless import report_tick
 from catlas_assets.definitions import defs
 from catlas_assets.defs.resources import CatlasResource
-from catlas_assets.defs.runless import report_tick
 from catlas_assets.domain.vocabulary import RunOutcome, Stop
 from catlas_assets.services.runs import RunReport
 from sensors_dag.maintenance import prune_runs

@@ -255,6 +255,7 @@ def test_the_periodic_tasks_are_exactly_those_declared(make_runtime, database_ur
         "lake_compaction": periodic.Cadence(minute=10),
         "repair": periodic.Cadence(every_s=1800),  # spec: every 30 min
         "onboarding": None,  # every 4 ticks in the daemon, a sensor in Dagster
+        "budgets_reset": None,  # a daily Dagster schedule; the daemon resets lazily
     }
     result = DaemonResult(report=None)  # type: ignore[arg-type]
     scheduler = _periodic_scheduler(make_runtime(database_url), result)

@@ -347,7 +347,7 @@ class StateStore:
             result = conn.execute(
                 update(sensors)
                 .where(sensors.c.id == sensor_id, sensors.c.claimed_by == worker)
-                .values(**sensor_update)
+                .values(**{k: without_nul(v) for k, v in sensor_update.items()})
             )
             if result.rowcount != 1:
                 conn.rollback()
@@ -367,7 +367,7 @@ class StateStore:
                         surface=entry.surface,
                         kind=entry.kind,
                         significance=entry.significance,
-                        summary=entry.summary,
+                        summary=without_nul(entry.summary),
                         detected_at=entry.detected_at,
                         status="pending",
                     )
@@ -572,7 +572,19 @@ def _is_duplicate(exc: IntegrityError) -> bool:
 
 def _jsonable(value: Any) -> Any:
     """Round-trip through JSON so datetimes and enums land as ISO strings and plain values."""
-    return json.loads(json.dumps(value, default=_default))
+    return without_nul(json.loads(json.dumps(value, default=_default)))
+
+
+def without_nul(value: Any) -> Any:
+    """`value` with NUL characters removed from every string in it: PostgreSQL refuses them
+    in text and JSON, and a page may well carry one (SQLite is given the same data)."""
+    if isinstance(value, str):
+        return value.replace("\x00", "") if "\x00" in value else value
+    if isinstance(value, dict):
+        return {without_nul(k): without_nul(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [without_nul(v) for v in value]
+    return value
 
 
 def _default(value: Any) -> Any:

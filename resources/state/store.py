@@ -490,6 +490,22 @@ class StateStore:
         with self.transaction() as conn:
             conn.execute(update(crawl_runs).where(crawl_runs.c.id == run_id).values(**values))
 
+    def open_runs(self) -> list[Row]:
+        """Runs without a verdict yet (in progress, or left by a process that died)."""
+        query = select(crawl_runs).where(crawl_runs.c.completed_at.is_(None))
+        with self.engine.connect() as conn:
+            return [dict(r) for r in conn.execute(query.order_by(crawl_runs.c.id)).mappings()]
+
+    def close_open_run(self, run_id: str, **values: Any) -> bool:
+        """Give a run left open its verdict; False when another worker closed it first."""
+        with self.transaction() as conn:
+            result = conn.execute(
+                update(crawl_runs)
+                .where(crawl_runs.c.id == run_id, crawl_runs.c.completed_at.is_(None))
+                .values(**values)
+            )
+            return result.rowcount == 1
+
     def last_run(self, kind: str, *, before: str | None = None) -> Row | None:
         query = select(crawl_runs).where(
             crawl_runs.c.kind == kind, crawl_runs.c.completed_at.is_not(None)

@@ -330,6 +330,10 @@ def _content(
     ):
         result = Observed(Outcome.UNCHANGED)
         result.add_row("observations", {**content.row, "outcome": Outcome.UNCHANGED})
+        # The row names these bytes: they may differ from the stored ones in what
+        # normalization drops (a script nonce), so they are archived (content-addressed:
+        # the same bytes again cost nothing).
+        result.objects[content.keys.raw] = fetched.body
         result.sensor_update = _unchanged_update(sensor, fetched, now, policy, rng)
         return result
     assessment = _assess(sensor, content, previous_blocks, previous_extraction, policy)

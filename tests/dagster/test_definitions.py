@@ -109,6 +109,7 @@ def test_materializing_an_hour_compacts_files_and_reports_row_counts(
         "snapshots_unique_ids": True,
         "changes_unique_ids": True,
         "changes_have_snapshots": True,
+        "object_keys_resolve": True,
     }
     runtime = configured.build()
     try:

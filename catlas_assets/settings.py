@@ -7,6 +7,7 @@ the settings are built, so a bad value fails at start-up with the variable's nam
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -283,9 +284,24 @@ class Settings:
             ("http://", "https://")
         ):
             raise ConfigError("CATLAS_NOTIFY_WEBHOOK_URL must be an http(s) URL")
-        if self.ca_bundle and not Path(self.ca_bundle).is_file():
+        if self.ca_bundle and not _is_pem(Path(self.ca_bundle)):
             raise ConfigError(f"CATLAS_CA_BUNDLE={self.ca_bundle!r} is not a readable PEM file")
+        if any(c in self.user_agent for c in "\r\n\x00") or not self.user_agent.strip():
+            # A header with a line break would end the request line; nothing could be sent.
+            raise ConfigError("CATLAS_USER_AGENT must be one line of text")
+        if self.now and parse_utc_instant(self.now, "CATLAS_NOW").year >= 9000:
+            # Schedules add up to a year to the clock; near 9999 every run would overflow.
+            raise ConfigError(f"CATLAS_NOW={self.now!r} is too far in the future")
         return self
+
+
+def _is_pem(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(1 << 20)
+    except OSError:
+        return False
+    return b"-----BEGIN CERTIFICATE-----" in head
 
 
 def current_env(settings: Settings) -> Env:
@@ -334,6 +350,12 @@ _POSITIVE = (
     "domain_daily_budget",
     "robots_ttl_s",
     "robots_recheck_batch",
+    # Zero or less would break every run: no fetch could finish, or ticks would spin.
+    "fetch_connect_timeout_s",
+    "fetch_read_timeout_s",
+    "fetch_total_timeout_s",
+    "scheduler_tick_s",
+    "claim_timeout_s",
 )
 _NOT_NEGATIVE = (
     "fetch_retries",
@@ -347,6 +369,7 @@ _NOT_NEGATIVE = (
     "discovery_max_ats_verifications",
     "discovery_ats_reserve",
     "onboarding_retry_backoff_s",
+    "max_redirects",
 )
 
 
@@ -381,7 +404,10 @@ def _coerce(name: str, raw: str, kind: type) -> Any:
         if kind is int:
             return int(raw)
         if kind is float:
-            return float(raw)
+            value = float(raw)
+            if not math.isfinite(value):
+                raise ValueError(raw)  # nan or inf: no timeout, interval or rate
+            return value
         return raw
     except ValueError:
         raise ConfigError(f"{name}={raw!r} is not a valid {kind.__name__}") from None

@@ -7,6 +7,7 @@ from functools import partial
 from pathlib import Path
 
 import click
+from rich.markup import escape
 
 from catlas_assets.cli.app import (
     EXIT_RUN_FAILED,
@@ -71,7 +72,7 @@ def run_sensor_cmd(
         console.print(
             f"sensor {result.sensor_id} {result.surface}: [bold]{result.outcome.value}[/]"
             + (f" ({result.change_kind.value})" if result.change_kind else "")
-            + (f" - {result.summary}" if result.summary else "")
+            + (f" - {escape(result.summary)}" if result.summary else "")
         )
     finish(report, fail_when=fail_when)
 
@@ -118,7 +119,7 @@ def schedule(
                 runtime,
                 control,
                 onboarding=not no_onboarding,
-                on_tick=lambda tick: console.print(tick.summary_line),
+                on_tick=lambda tick: console.print(tick.summary_line, markup=False),
             )
     except BlockingIOError as exc:
         done(refused_report(kind, runtime.clock.now(), exc), fail_when=fail_when)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import datetime
@@ -325,8 +326,25 @@ def check_prod(settings: Settings) -> None:
 
 
 def current_values(settings: Settings) -> list[tuple[str, Any]]:
-    """(environment variable, current value) for every setting (`catlas settings`)."""
-    return [(ENV_PREFIX + name.upper(), value) for name, value in asdict(settings).items()]
+    """(environment variable, current value) for every setting (`catlas settings`), with
+    secrets masked: a password or key in a URL, a token in a query string."""
+    return [
+        (ENV_PREFIX + name.upper(), masked(value) if isinstance(value, str) else value)
+        for name, value in asdict(settings).items()
+    ]
+
+
+_SECRET_QUERY = re.compile(
+    r"(?i)([?&](?:token|key|secret|password|passwd|pwd|signature|sig|auth|api_key|apikey|"
+    r"access_token|x-amz-signature|x-amz-credential)=)[^&#\s]+"
+)
+_USERINFO = re.compile(r"(?i)^([a-z][a-z0-9+.-]*://)([^/@\s:]*):([^/@\s]*)@")
+
+
+def masked(text: str) -> str:
+    """`text` with the password of a URL's userinfo and secret query values as `***`."""
+    text = _USERINFO.sub(lambda m: f"{m.group(1)}{m.group(2)}:***@", text)
+    return _SECRET_QUERY.sub(lambda m: f"{m.group(1)}***", text)
 
 
 # Settings that must be > 0, and settings that must be >= 0 (validated in this order).

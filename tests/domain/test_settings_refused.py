@@ -34,3 +34,19 @@ def test_a_ca_bundle_that_is_not_pem_is_refused(tmp_path: Path) -> None:
     bundle.write_text("not a certificate")
     with pytest.raises(ConfigError, match="CATLAS_CA_BUNDLE"):
         Settings.from_env({"CATLAS_CA_BUNDLE": str(bundle)})
+
+
+def test_catlas_settings_masks_secrets() -> None:
+    from catlas_assets.settings import current_values
+
+    settings = Settings.from_env(
+        {
+            "CATLAS_DATABASE_URL": "postgresql+psycopg://user:s3cret@db.internal/catlas",
+            "CATLAS_NOTIFY_WEBHOOK_URL": "https://hooks.example/in?token=tok123&x=1",
+            "CATLAS_LAKE_URL": "s3://AKIA:wJalr@bucket/prefix",
+        }
+    )
+    shown = " ".join(str(value) for _name, value in current_values(settings))
+    for secret in ("s3cret", "tok123", "wJalr"):
+        assert secret not in shown
+    assert "user:***@db.internal" in shown and "token=***&x=1" in shown

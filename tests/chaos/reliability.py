@@ -37,7 +37,7 @@ def _campaign(web: FixtureWeb, work: Path, database_url: str, totals: Counter[st
         CATLAS_DATABASE_URL=database_url,
         CATLAS_HOSTS=str(web.write_hosts_file(work / "hosts")),
         CATLAS_DOMAIN_SPACING_S="0",
-        CATLAS_SCHEDULER_TICK_S="0.2",
+        CATLAS_SCHEDULER_TICK_S="1",
     )
     runtime = Runtime(Settings.from_env(env))
     company = catalog.add_company(runtime, name="Load", website="http://swarm-load.com")

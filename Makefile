@@ -10,7 +10,7 @@ export DO_NOT_TRACK := 1
 export TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS :=
 DAGSTER_HOME ?= $(CURDIR)/.catlas/dagster
 
-.PHONY: help demo test lint format ui dbt-parse sync clean bench bench-quick bench-peers bench-tools eval wild-corpus
+.PHONY: help demo test lint format ui dbt-parse sync clean bench bench-quick bench-peers bench-tools eval wild-corpus reliability
 
 help:
 	@echo "make demo   - live 21 simulated days against the fixture web and print the changes"
@@ -19,6 +19,7 @@ help:
 	@echo "make ui     - Dagster UI and daemon over the demo's state and lake (CATLAS_UI_PORT, default 3000)"
 	@echo "make bench  - benchmarks beside their peers, one table (bench/README.md; needs PostgreSQL)"
 	@echo "make bench-quick - the same on a small scale, under two minutes"
+	@echo "make reliability - kill -9, fuzzing and hostile pages at scale, one table (needs PostgreSQL)"
 	@echo "make eval   - catlas on the wild corpus, through the CLI: precision and recall (bench/eval/README.md)"
 
 $(CURDIR)/.tools/bin/uv:
@@ -62,6 +63,10 @@ bench-quick: .venv/.synced bench-peers bench-tools
 # A measurement, not a test: catlas on sites it was not written against (fixtures/wild).
 eval: .venv/.synced
 	$(RUN) python bench/eval/wild_eval.py $(EVAL_ARGS)
+
+# The heavier fault campaign (kill -9 on SQLite and PostgreSQL, fuzzing, hostile pages): one table.
+reliability: .venv/.synced
+	$(RUN) python tests/chaos/reliability.py
 
 # Regenerate the wild corpus (seeded: the same bytes every time).
 wild-corpus: .venv/.synced

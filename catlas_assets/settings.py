@@ -7,7 +7,9 @@ the settings are built, so a bad value fails at start-up with the variable's nam
 
 from __future__ import annotations
 
+import math
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import datetime
@@ -342,9 +344,24 @@ class Settings:
             ("http://", "https://")
         ):
             raise ConfigError("CATLAS_NOTIFY_WEBHOOK_URL must be an http(s) URL")
-        if self.ca_bundle and not Path(self.ca_bundle).is_file():
+        if self.ca_bundle and not _is_pem(Path(self.ca_bundle)):
             raise ConfigError(f"CATLAS_CA_BUNDLE={self.ca_bundle!r} is not a readable PEM file")
+        if any(c in self.user_agent for c in "\r\n\x00") or not self.user_agent.strip():
+            # A header with a line break would end the request line; nothing could be sent.
+            raise ConfigError("CATLAS_USER_AGENT must be one line of text")
+        if self.now and parse_utc_instant(self.now, "CATLAS_NOW").year >= 9000:
+            # Schedules add up to a year to the clock; near 9999 every run would overflow.
+            raise ConfigError(f"CATLAS_NOW={self.now!r} is too far in the future")
         return self
+
+
+def _is_pem(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(1 << 20)
+    except OSError:
+        return False
+    return b"-----BEGIN CERTIFICATE-----" in head
 
 
 def current_env(settings: Settings) -> Env:
@@ -368,8 +385,25 @@ def check_prod(settings: Settings) -> None:
 
 
 def current_values(settings: Settings) -> list[tuple[str, Any]]:
-    """(environment variable, current value) for every setting (`catlas settings`)."""
-    return [(ENV_PREFIX + name.upper(), value) for name, value in asdict(settings).items()]
+    """(environment variable, current value) for every setting (`catlas settings`), with
+    secrets masked: a password or key in a URL, a token in a query string."""
+    return [
+        (ENV_PREFIX + name.upper(), masked(value) if isinstance(value, str) else value)
+        for name, value in asdict(settings).items()
+    ]
+
+
+_SECRET_QUERY = re.compile(
+    r"(?i)([?&](?:token|key|secret|password|passwd|pwd|signature|sig|auth|api_key|apikey|"
+    r"access_token|x-amz-signature|x-amz-credential)=)[^&#\s]+"
+)
+_USERINFO = re.compile(r"(?i)^([a-z][a-z0-9+.-]*://)([^/@\s:]*):([^/@\s]*)@")
+
+
+def masked(text: str) -> str:
+    """`text` with the password of a URL's userinfo and secret query values as `***`."""
+    text = _USERINFO.sub(lambda m: f"{m.group(1)}{m.group(2)}:***@", text)
+    return _SECRET_QUERY.sub(lambda m: f"{m.group(1)}***", text)
 
 
 SCHEDULING_POLICIES = ("spec", "rate_estimate")
@@ -400,6 +434,12 @@ _POSITIVE = (
     "robots_recheck_batch",
     "repair_max_requests",
     "repair_batch",
+    # Zero or less would break every run: no fetch could finish, or ticks would spin.
+    "fetch_connect_timeout_s",
+    "fetch_read_timeout_s",
+    "fetch_total_timeout_s",
+    "scheduler_tick_s",
+    "claim_timeout_s",
 )
 _NOT_NEGATIVE = (
     "fetch_retries",
@@ -417,6 +457,7 @@ _NOT_NEGATIVE = (
     "repair_simhash_max_distance",
     "repair_min_ratio",
     "commit_group_ms",
+    "max_redirects",
 )
 
 
@@ -451,7 +492,10 @@ def _coerce(name: str, raw: str, kind: type) -> Any:
         if kind is int:
             return int(raw)
         if kind is float:
-            return float(raw)
+            value = float(raw)
+            if not math.isfinite(value):
+                raise ValueError(raw)  # nan or inf: no timeout, interval or rate
+            return value
         return raw
     except ValueError:
         raise ConfigError(f"{name}={raw!r} is not a valid {kind.__name__}") from None

@@ -33,7 +33,12 @@ from urllib.parse import urlsplit
 import httpcore
 import httpx
 
-from catlas_assets.domain.failures import RETRYABLE_STATUSES, classify_status
+from catlas_assets.domain.failures import (
+    RETRYABLE_STATUSES,
+    classify_status,
+    forbidden_address,
+    ip_literal,
+)
 from catlas_assets.domain.pipeline_data import Fetched
 from catlas_assets.domain.robots import MAX_PARSE_BYTES
 from catlas_assets.domain.urls import registrable_domain
@@ -190,6 +195,15 @@ def _outgoing(
     if last_modified:
         headers["If-Modified-Since"] = last_modified
     return GET, headers, etag is not None or last_modified is not None
+
+
+def _refuse_private_literal(url: str) -> None:
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:
+        return  # a malformed URL fails where it is sent, with its own class
+    if ip_literal(host) is not None and (reason := forbidden_address(host)) is not None:
+        raise FetchFailure(FailureClass.BLOCKED_DESTINATION, f"{host}: {reason}", None)
 
 
 class Fetcher:
@@ -387,6 +401,9 @@ class Fetcher:
         current, current_domain = url, domain
         for _hop in range(self.config.max_redirects + 1):
             state.final_url = current
+            # An address spelled out in the URL (`0177.0.0.1`, a 6to4 of a private one) is
+            # refused before anything is asked, its robots.txt included.
+            _refuse_private_literal(current)
             # A disallowed URL is never requested.
             await self._check_robots(current, state, current_domain)
             status, response_headers, body = await self._with_retries(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from urllib.parse import urljoin, urlsplit
 
+import httpx
+
 from catlas_assets.domain.vocabulary import FailureClass
 from resources.fetch_failure import FetchFailure
 
@@ -16,7 +18,10 @@ def redirect_target(current: str, location: str, status: int) -> str:
         target = urljoin(current, location.strip())
         parts = urlsplit(target)
         _ = parts.port  # a malformed port raises ValueError
-    except ValueError:
+        if any(ord(c) < 32 or ord(c) == 127 for c in target) or " " in (parts.hostname or ""):
+            raise ValueError("control character or space")
+        httpx.URL(target)  # what the next request would be built from (IDNA, characters)
+    except (ValueError, httpx.InvalidURL):
         raise FetchFailure(
             FailureClass.REDIRECT, f"malformed redirect Location {location[:200]!r}", status
         ) from None

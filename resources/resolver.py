@@ -10,12 +10,11 @@ answer cannot swap in a private address.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import socket
 from dataclasses import dataclass
 from pathlib import Path
 
-from catlas_assets.domain.failures import forbidden_address
+from catlas_assets.domain.failures import forbidden_address, ip_literal
 from catlas_assets.errors import ConfigError
 
 
@@ -90,6 +89,8 @@ class Resolver:
     async def resolve_by_dns(self, host: str, port: int) -> Destination:
         """DNS, then destination safety: the first address that is not refused."""
         name = host.lower().rstrip(".").strip("[]")
+        if _is_ip(name) and (reason := forbidden_address(name)) is not None:
+            raise UnsafeDestination(f"{host}: {reason}")  # `0177.0.0.1` is 127.0.0.1
         reasons = []
         for address in await self.lookup(name, port):
             reason = forbidden_address(address)
@@ -113,8 +114,4 @@ class Resolver:
 
 
 def _is_ip(name: str) -> bool:
-    try:
-        ipaddress.ip_address(name.split("%", 1)[0])
-    except ValueError:
-        return False
-    return True
+    return ip_literal(name) is not None

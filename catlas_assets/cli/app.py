@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from catlas_assets.domain.verdict import FailWhen, exit_code
 from catlas_assets.errors import CatlasError, ConfigError, StorageError
@@ -68,7 +70,8 @@ def cli(ctx: click.Context) -> None:
 def table(columns: Sequence[str], rows: Sequence[Sequence[Any]], title: str | None = None) -> None:
     table = Table(*columns, title=title, show_lines=False)
     for row in rows:
-        table.add_row(*(_cell(v) for v in row))
+        # Text, not markup: a stored value such as "Evil [/bold] Inc" is printed as data.
+        table.add_row(*(Text(_cell(v)) for v in row))
     # Piped into a file or another program, a table is never cut at 80 columns.
     target = console if console.is_terminal else Console(width=PIPED_WIDTH)
     target.print(table)
@@ -118,7 +121,7 @@ def duration(seconds: int) -> str:
 def finish(report: RunReport, *, fail_when: str = "any", others: Sequence[RunReport] = ()) -> None:
     """Print the verdict; exit 1 as `--fail-when` says over every run the command started."""
     style = {"success": "green", "partial": "yellow", "failed": "red"}[report.outcome.value]
-    console.print(f"verdict: [{style}]{report.outcome.value}[/] - {report.summary_line}")
+    console.print(f"verdict: [{style}]{report.outcome.value}[/] - {escape(report.summary_line)}")
     outcomes = [r.outcome for r in (*others, report)]
     if exit_code(outcomes, FailWhen(fail_when)):
         raise SystemExit(EXIT_RUN_FAILED)

@@ -48,7 +48,7 @@ def companies_add(
     company_id = _catalog().add_company(
         obj.runtime, name=name, website=website, importance=importance, tier=tier
     )
-    console.print(f"company {company_id}: {name}")
+    console.print(f"company {company_id}: {name}", markup=False)
 
 
 @companies.command("list")
@@ -157,4 +157,4 @@ def sensors_add(
         connector=connector,
         fetch_now=fetch_now,
     )
-    console.print(f"sensor {sensor_id}: {company_row['name']} {surface} {url}")
+    console.print(f"sensor {sensor_id}: {company_row['name']} {surface} {url}", markup=False)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+from rich.markup import escape
 
 from catlas_assets.cli.app import (
     EXIT_RUN_FAILED,
@@ -76,7 +77,7 @@ def run_sensor_cmd(
         console.print(
             f"sensor {result.sensor_id} {result.surface}: [bold]{result.outcome.value}[/]"
             + (f" ({result.change_kind.value})" if result.change_kind else "")
-            + (f" - {result.summary}" if result.summary else "")
+            + (f" - {escape(result.summary)}" if result.summary else "")
         )
     finish(report, fail_when=fail_when)
 
@@ -123,7 +124,7 @@ def schedule(
 
     def on_tick(tick: RunReport, *, echo: bool = False) -> None:
         if echo:
-            console.print(tick.summary_line)
+            console.print(tick.summary_line, markup=False)
         if tell_dagster is not None:
             tell_dagster(tick)
 

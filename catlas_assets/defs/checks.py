@@ -13,7 +13,7 @@ from catlas_assets.defs.partitions import hourly_partitions, lake_partition
 from catlas_assets.defs.resources import CatlasResource
 from catlas_assets.services import lake_checks
 from catlas_assets.services.lake_checks import Finding
-from catlas_assets.services.runtime import Runtime
+from catlas_assets.services.runtime import Lake, ObjectArchive, Runtime
 
 Probe = Callable[[Runtime, str], Finding]
 
@@ -92,6 +92,17 @@ def _schema(table: str) -> dg.AssetChecksDefinition:
     )
 
 
+@dg.asset_check(asset="observations", name="object_keys_resolve", blocking=False)
+def object_keys_resolve(
+    lake: dg.ResourceParam[Lake], archive: dg.ResourceParam[ObjectArchive]
+) -> dg.AssetCheckResult:
+    """Every archive key an observation or a snapshot names is in the archive."""
+    dangling = lake_checks.dangling_keys(lake, archive)
+    return dg.AssetCheckResult(
+        passed=not dangling, metadata={"dangling": len(dangling), "first": dangling[:5]}
+    )
+
+
 HISTORY = ("observations", "snapshots", "changes", "entity_events")
 
 history_checks = [
@@ -108,6 +119,7 @@ history_checks = [
         "Each finished run of the hour wrote as many observations as its crawl_runs counters.",
         lake_checks.counts_match_runs,
     ),
+    object_keys_resolve,
 ]
 
 defs = dg.Definitions(asset_checks=history_checks)

@@ -36,8 +36,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import charset_normalizer
-from selectolax.lexbor import LexborHTMLParser, LexborNode
+from selectolax.lexbor import LexborNode
 
+from catlas_assets.domain.extract.extraction import ParseError
+from catlas_assets.domain.extract.markup import parse_html
 from catlas_assets.domain.relative_dates import RELATIVE_DATE
 
 DROP_TAGS = frozenset(
@@ -141,17 +143,48 @@ def sha256_hex(data: bytes) -> str:
 def decode_body(body: bytes, content_type: str) -> str:
     """Charset from the Content-Type header, then a BOM, then a meta tag, then detection."""
     for candidate in (_header_charset(content_type), _bom_charset(body), _meta_charset(body)):
-        if candidate:
-            try:
-                codecs.lookup(candidate)
-            except LookupError:
-                continue  # an unknown label ("charset=foo") is no answer: try the next source
-            return body.decode(candidate, errors="replace").lstrip("\ufeff")
+        codec = text_charset(candidate)
+        if codec:
+            return body.decode(codec, errors="replace").lstrip("\ufeff")
+        # An unknown label ("charset=foo") is no answer: try the next source. A codec that
+        # is no text encoding ("hex", "base64", "rot13") is a body nobody can read as sent.
+        if candidate and not_text_charset(candidate):
+            raise ParseError(f"charset {candidate[:40]!r} is not a text encoding")
     try:
         return body.decode("utf-8").lstrip("\ufeff")
     except UnicodeDecodeError:
         pass
     return body.decode(_detected_charset(body), errors="replace").lstrip("\ufeff")
+
+
+# Python codecs that are not a page's character encoding: bytes-to-bytes transforms (hex,
+# base64, rot13, uu, zlib, ...) are excluded by `_is_text_encoding`; these are text codecs
+# no browser decodes a page with (and idna refuses errors="replace").
+_NOT_PAGE_CHARSETS = frozenset(
+    {"idna", "punycode", "unicode-escape", "raw-unicode-escape", "undefined", "charmap", "utf-7"}
+)
+
+
+def text_charset(label: str | None) -> str | None:
+    """The codec name of a declared charset when it is a text encoding a page may use."""
+    if not label or len(label) > 64:
+        return None
+    try:
+        info = codecs.lookup(label)
+    except (LookupError, ValueError):
+        return None
+    if not getattr(info, "_is_text_encoding", True) or info.name in _NOT_PAGE_CHARSETS:
+        return None
+    return info.name
+
+
+def not_text_charset(label: str) -> bool:
+    """A label Python knows as a codec that is no character encoding of a page."""
+    try:
+        codecs.lookup(label)
+    except (LookupError, ValueError):
+        return False
+    return text_charset(label) is None
 
 
 def _detected_charset(body: bytes) -> str:
@@ -278,12 +311,12 @@ def _is_boilerplate(node: LexborNode) -> bool:
 
 
 def _html_blocks(html: str) -> list[tuple[str, str, str]]:
-    tree = LexborHTMLParser(html)
+    tree = parse_html(html)
     root = tree.body or tree.root
     if root is None:
         return []
     out: list[tuple[str, str, str]] = []
-    _walk(root, "body", out)
+    _walk(root, "body", out, 0)
     return out
 
 
@@ -291,10 +324,20 @@ def _children(node: LexborNode) -> list[LexborNode]:
     return [child for child in node.iter(include_text=False) if child.tag and child.tag[0] != "-"]
 
 
-def _walk(node: LexborNode, path: str, out: list[tuple[str, str, str]]) -> None:
+# Deeper than this, a subtree reads as one text block: no recursion limit is reached and a
+# page of 100,000 nested elements costs what its text costs (real pages nest < 60 deep).
+MAX_DEPTH = 160
+
+
+def _walk(node: LexborNode, path: str, out: list[tuple[str, str, str]], depth: int) -> None:
     if _is_boilerplate(node):
         return
     tag = node.tag or ""
+    if depth >= MAX_DEPTH:
+        text = _clean(node.text(deep=True, separator=" "))
+        if text:
+            out.append(("text", text, path))
+        return
     children = [c for c in _children(node) if not _is_boilerplate(c)]
     # A table row reads as one fact ("Pro | $49 | monthly"), so it is never split into cells.
     if tag == "tr":
@@ -312,26 +355,28 @@ def _walk(node: LexborNode, path: str, out: list[tuple[str, str, str]]) -> None:
     for child in children:
         ctag = child.tag or ""
         seen[ctag] = seen.get(ctag, 0) + 1
-        _walk(child, f"{path}/{ctag}[{seen[ctag]}]", out)
+        _walk(child, f"{path}/{ctag}[{seen[ctag]}]", out, depth + 1)
 
 
 def _json_blocks(text: str) -> list[tuple[str, str, str]]:
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return [("text", line, f"line[{i}]") for i, line in enumerate(_lines(text))]
     out: list[tuple[str, str, str]] = []
     _flatten(data, "$", out)
     return out
 
 
-def _flatten(value: Any, path: str, out: list[tuple[str, str, str]]) -> None:
-    if isinstance(value, dict):
+def _flatten(value: Any, path: str, out: list[tuple[str, str, str]], depth: int = 0) -> None:
+    if depth >= MAX_DEPTH and isinstance(value, dict | list):
+        out.append(("field", f"{path}: {json.dumps(value, ensure_ascii=False)[:10_000]}", path))
+    elif isinstance(value, dict):
         for key in sorted(value):
-            _flatten(value[key], f"{path}.{key}", out)
+            _flatten(value[key], f"{path}.{key}", out, depth + 1)
     elif isinstance(value, list):
         for i, item in enumerate(value):
-            _flatten(item, f"{path}[{i}]", out)
+            _flatten(item, f"{path}[{i}]", out, depth + 1)
     else:
         rendered = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
         out.append(("field", f"{path}: {rendered}", path))

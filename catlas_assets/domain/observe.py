@@ -19,7 +19,12 @@ from catlas_assets.domain import lake_rows, scheduling
 from catlas_assets.domain.connectors import registry as connectors
 from catlas_assets.domain.connectors.base import unbundle
 from catlas_assets.domain.content_address import archive_key, key_for_digest
-from catlas_assets.domain.extract.extraction import Extraction, SchemaError
+from catlas_assets.domain.extract.extraction import (
+    DATA_ERRORS,
+    Extraction,
+    ParseError,
+    SchemaError,
+)
 from catlas_assets.domain.fingerprint import simhash64
 from catlas_assets.domain.lake_rows import ObjectKeys, validators
 from catlas_assets.domain.normalize import Block, Normalized, normalize, sha256_hex
@@ -75,6 +80,7 @@ class Observed:
     change_kind: ChangeKind | None = None
     summary: str = ""
     noise: bool = False
+    failure_class: FailureClass | None = None  # of a failed run
 
     def add_row(self, table: str, row: dict[str, Any]) -> None:
         self.rows.setdefault(table, []).append(row)
@@ -162,6 +168,9 @@ def _observe(
         if raw == sensor.raw_hash and sensor.normalized_hash is not None:
             return _same_bytes(sensor, fetched, base_row, digest, now=now, policy=policy, rng=rng)
         normalized, extraction = extract(sensor, fetched, now)
+    except ParseError as exc:
+        failed = replace(fetched, failure_class=FailureClass.PARSING, failure_detail=str(exc))
+        return _failed(sensor, failed, base_row, now=now, policy=policy, rng=rng)
     except (SchemaError, CatlasError) as exc:
         failed = replace(fetched, failure_class=FailureClass.SCHEMA, failure_detail=str(exc))
         return _failed(sensor, failed, base_row, now=now, policy=policy, rng=rng)
@@ -316,16 +325,26 @@ def extract(sensor: SensorState, fetched: Fetched, now: datetime) -> tuple[Norma
     Raises SchemaError when the answer does not have the connector's vendor shape.
     """
     connector = connectors.get(sensor.connector)
-    pages = unbundle(fetched.body, fetched.final_url, fetched.content_type)
-    if len(pages) == 1:
-        normalized = normalize(fetched.body, fetched.content_type)
-    else:
-        # Several pages of one JSON answer: normalize them as one list, page by page.
-        merged = "[" + ",".join(p.body.decode("utf-8", errors="replace") for p in pages) + "]"
-        normalized = normalize(merged.encode(), "application/json")
-    extraction = connector.parse(pages, sensor.surface, now)
-    extraction.connector = connector.name
-    return normalized, extraction.canonical()
+    try:
+        pages = unbundle(fetched.body, fetched.final_url, fetched.content_type)
+        if len(pages) == 1:
+            normalized = normalize(fetched.body, fetched.content_type)
+        else:
+            # Several pages of one JSON answer: normalize them as one list, page by page.
+            merged = "[" + ",".join(p.body.decode("utf-8", errors="replace") for p in pages) + "]"
+            normalized = normalize(merged.encode(), "application/json")
+    except DATA_ERRORS as exc:
+        raise ParseError(f"unreadable body: {_error_text(exc)}") from None
+    try:
+        extraction = connector.parse(pages, sensor.surface, now)
+        extraction.connector = connector.name
+        return normalized, extraction.canonical()
+    except DATA_ERRORS as exc:
+        raise SchemaError(f"{connector.name}: unexpected shape: {_error_text(exc)}") from None
+
+
+def _error_text(exc: BaseException) -> str:
+    return " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
 
 
 @dataclass(frozen=True)
@@ -450,6 +469,10 @@ def _content(
     ):
         result = Observed(Outcome.UNCHANGED)
         result.add_row("observations", {**content.row, "outcome": Outcome.UNCHANGED})
+        # The row names these bytes: they may differ from the stored ones in what
+        # normalization drops (a script nonce), so they are archived (content-addressed:
+        # the same bytes again cost nothing).
+        result.objects[content.keys.raw] = fetched.body
         result.sensor_update = _unchanged_update(sensor, fetched, now, policy, rng)
         result.sensor_update["raw_hash"] = content.raw_hash
         return result
@@ -627,7 +650,7 @@ def _failed(
 ) -> Observed:
     failure_class = fetched.failure_class
     assert failure_class is not None
-    result = Observed(Outcome.FAILED)
+    result = Observed(Outcome.FAILED, failure_class=failure_class)
     result.add_row(
         "observations", {**base_row, "outcome": Outcome.FAILED, "failure_class": failure_class}
     )

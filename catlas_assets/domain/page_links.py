@@ -16,6 +16,8 @@ from urllib.parse import urldefrag, urljoin
 from rapidfuzz import fuzz
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from catlas_assets.domain.extract.extraction import DATA_ERRORS, ParseError
+from catlas_assets.domain.extract.markup import parse_html
 from catlas_assets.domain.normalize import decode_body
 
 NAV_TAGS = frozenset({"nav", "header", "footer"})
@@ -89,7 +91,16 @@ def _same_as(data: object, out: list[str]) -> None:
 
 
 def extract_links(body: bytes, content_type: str, base_url: str) -> PageLinks:
-    tree = LexborHTMLParser(decode_body(body, content_type))
+    """The links of a page; a page nobody can read (a non-text charset, JSON-LD nested past
+    any sense) has none, so one bad page never stops discovery."""
+    try:
+        return _extract_links(body, content_type, base_url)
+    except (ParseError, *DATA_ERRORS):
+        return PageLinks()
+
+
+def _extract_links(body: bytes, content_type: str, base_url: str) -> PageLinks:
+    tree = parse_html(decode_body(body, content_type))
     page = PageLinks()
     base_node = tree.css_first("base[href]")
     base = urljoin(base_url, base_node.attributes.get("href") or "") if base_node else base_url

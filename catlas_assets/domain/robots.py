@@ -110,9 +110,8 @@ class RobotsTxt:
             line = raw_line.split("#", 1)[0].strip()
             if not line:
                 continue
-            key, sep, value = line.partition(":")
-            key = _KEYS.get(key.strip().lower())
-            if not sep or key is None:
+            key, value = _record(line)
+            if key is None:
                 ignored += 1
                 continue
             value = value.strip()
@@ -141,6 +140,9 @@ class RobotsTxt:
             if not value:
                 continue  # "Disallow:" with no path allows everything: it is no rule
             current.rules.append(Rule(key == "allow", normalize_pattern(value), number, value))
+            directory = _index_directory(value) if key == "allow" else None
+            if directory is not None:
+                current.rules.append(Rule(True, normalize_pattern(directory), number, value))
         return cls(tuple(groups), tuple(sitemaps), ignored)
 
     # -- questions -------------------------------------------------------------------------
@@ -187,6 +189,33 @@ class RobotsTxt:
         may fetch it is `allowed`'s question (discovery reads candidates out of these).
         """
         return tuple(dict.fromkeys(rule.raw for group in self.groups for rule in group.rules))
+
+
+def _record(line: str) -> tuple[str | None, str]:
+    """The key and value of a record line; (None, "") when it is no record.
+
+    `Disallow /x` (no colon) is read as Google's parser reads it: a known key, whitespace,
+    then the value.
+    """
+    key, sep, value = line.partition(":")
+    known = _KEYS.get(key.strip().lower())
+    if sep and known is not None:
+        return known, value.strip()
+    parts = line.split(None, 1)
+    if len(parts) == 2 and ":" not in parts[0]:
+        known = _KEYS.get(parts[0].lower())
+        if known is not None:
+            return known, parts[1].strip()
+    return None, ""
+
+
+def _index_directory(value: str) -> str | None:
+    """`Allow: /d/index.html` also allows `/d/` itself (Google: a directory's index page
+    is the directory), as the pattern `/d/$`."""
+    for suffix in ("/index.html", "/index.htm"):
+        if value.endswith(suffix) and "*" not in value:
+            return value[: -len(suffix) + 1] + "$"
+    return None
 
 
 def product_token(agent: str) -> str:
@@ -242,16 +271,53 @@ def match_target(url_or_path: str) -> str:
     return _normalize(target)
 
 
-_COMPILED: dict[str, re.Pattern[str]] = {}
+# A pattern as the matcher reads it: literal characters, None for a `*` wildcard, and
+# whether a final `$` anchors the end. `%2A` and `%24` stand for a literal `*` and `$`
+# (RFC 9309 2.2.3); a `$` anywhere but at the end is a literal too (as Google reads it).
+_Compiled = tuple[tuple[str | None, ...], bool]
+_COMPILED: dict[str, _Compiled] = {}
+
+
+def _compile(pattern: str) -> _Compiled:
+    anchored = pattern.endswith("$")
+    body = pattern[:-1] if anchored else pattern
+    items: list[str | None] = []
+    i = 0
+    while i < len(body):
+        if body.startswith(("%2A", "%24"), i):
+            items.append("*" if body[i + 1 : i + 3] == "2A" else "$")
+            i += 3
+            continue
+        char = body[i]
+        if char == "*":
+            if not items or items[-1] is not None:  # "**" is one wildcard
+                items.append(None)
+        else:
+            items.append(char)
+        i += 1
+    return tuple(items), anchored
 
 
 def _matches(pattern: str, path: str) -> bool:
+    """Does `path` start with a match of `pattern`? Linear in len(pattern) * len(path), with
+    no backtracking (the set of reachable path positions is carried along, as Google's
+    parser does): `/*a*a*a*a*a*a*a*a*b` answers at once on any path."""
     compiled = _COMPILED.get(pattern)
     if compiled is None:
-        anchored = pattern.endswith("$")
-        body = pattern[:-1] if anchored else pattern
-        regex = ".*".join(re.escape(part) for part in body.split("*"))
-        compiled = re.compile(regex + (r"\Z" if anchored else ""), re.DOTALL)
+        compiled = _compile(pattern)
         if len(_COMPILED) < 10_000:  # bounded: patterns come from the outside world
             _COMPILED[pattern] = compiled
-    return compiled.match(path) is not None
+    items, anchored = compiled
+    if "%2A" in path or "%24" in path:
+        path = path.replace("%2A", "*").replace("%24", "$")  # the same octets as the pattern's
+    size = len(path)
+    # Positions in `path` up to which the pattern read so far can have matched.
+    positions = [0]
+    for item in items:
+        if item is None:
+            positions = list(range(positions[0], size + 1))
+            continue
+        positions = [p + 1 for p in positions if p < size and path[p] == item]
+        if not positions:
+            return False
+    return not anchored or positions[-1] == size

@@ -55,7 +55,8 @@ def parse_sitemap(body: bytes, *, max_urls: int) -> Sitemap:
     data = inflate(body)
     try:
         root = SafeET.fromstring(data, forbid_dtd=True, forbid_entities=True, forbid_external=True)
-    except (SafeET.ParseError, DefusedXmlException, ValueError) as exc:
+    except (SafeET.ParseError, DefusedXmlException, ValueError, LookupError) as exc:
+        # LookupError: an `encoding=` that names no text codec ("hex", "rot13").
         raise SitemapError(f"not a readable sitemap: {exc}") from None
     kind = _local(root.tag)
     if kind not in ("urlset", "sitemapindex"):

@@ -34,7 +34,10 @@ def check_url(url: str) -> str:
 
 
 def host_of(url: str) -> str:
-    return (urlsplit(url).hostname or "").lower()
+    try:
+        return (urlsplit(url).hostname or "").lower()
+    except ValueError:
+        return ""  # "http://[::1" names no host
 
 
 def registrable_domain(host_or_url: str) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 
 from catlas_assets.domain.connectors import registry
 from catlas_assets.domain.connectors.base import MAX_PAGES, Connector, Page, Request, bundle
-from catlas_assets.domain.extract.extraction import SchemaError
+from catlas_assets.domain.extract.extraction import DATA_ERRORS, SchemaError
 from catlas_assets.domain.pipeline_data import Fetched, SensorState
 from catlas_assets.errors import CatlasError
 from resources.fetcher import Fetcher
@@ -64,7 +64,7 @@ async def fetch_for_sensor(fetcher: Fetcher, sensor: SensorState, *, full: bool)
     for index in range(MAX_PAGES - 1):
         try:
             next_request = connector.next_request(pages[-1], index)
-        except SchemaError:
+        except (SchemaError, *DATA_ERRORS):
             next_request = None  # parse() will report the shape problem with the full answer
         if next_request is None:
             break

@@ -14,6 +14,8 @@ import duckdb
 
 from catlas_assets.domain.vocabulary import Outcome
 from catlas_assets.services.runtime import Runtime
+from resources.archive import ObjectArchive
+from resources.lake import Lake
 from resources.lake_tables import TABLES
 
 # The outcomes that write one observation row (a skipped fetch writes none).
@@ -24,6 +26,35 @@ ARCHIVE_KEYS: dict[str, tuple[str, ...]] = {
     "observations": ("object_key", "text_key", "blocks_key"),
     "snapshots": ("object_key", "text_key", "blocks_key", "extraction_key"),
 }
+
+# The lake columns that name an archived object (observations' raw bytes, snapshots' parts).
+OBJECT_KEY_COLUMNS = {
+    "observations": ("object_key", "text_key", "blocks_key"),
+    "snapshots": ("object_key", "text_key", "blocks_key", "extraction_key"),
+}
+
+
+def object_keys(lake: Lake) -> set[str]:
+    """Every archive key a lake row names."""
+    con = lake.connect()
+    keys: set[str] = set()
+    try:
+        for table, columns in OBJECT_KEY_COLUMNS.items():
+            present = {row[0] for row in con.execute(f"DESCRIBE {table}").fetchall()}
+            for column in columns:
+                if column in present:
+                    rows = con.execute(
+                        f"SELECT DISTINCT {column} FROM {table} WHERE {column} IS NOT NULL"
+                    ).fetchall()
+                    keys.update(str(row[0]) for row in rows)
+    finally:
+        con.close()
+    return keys
+
+
+def dangling_keys(lake: Lake, archive: ObjectArchive) -> list[str]:
+    """Keys named in the lake whose bytes are not in the archive (there should be none)."""
+    return sorted(key for key in object_keys(lake) if not archive.storage.exists(key))
 
 
 @dataclass(frozen=True)

@@ -57,8 +57,11 @@ class ObservePool:
 
     async def observe(self, **arguments: Any) -> Observed:
         """`observe(**arguments)`, in a worker process when the answer needs a parse."""
-        if self.workers == 0 or not needs_parse(arguments["sensor"], arguments["fetched"]):
+        if not needs_parse(arguments["sensor"], arguments["fetched"]):
             return observe(**arguments)
+        if self.workers == 0:
+            # In a thread: a large page's parse does not hold up the loop (signals, deadline).
+            return await asyncio.to_thread(observe, **arguments)
         loop = asyncio.get_running_loop()
         call = functools.partial(observe, **arguments)
         return await loop.run_in_executor(self._executor_now(), call)

@@ -13,8 +13,8 @@ from catlas_assets.domain import scheduling
 from catlas_assets.domain.connectors import registry
 from catlas_assets.domain.extract.extraction import Extraction
 from catlas_assets.domain.normalize import Block
-from catlas_assets.domain.observe import Observed
-from catlas_assets.domain.pipeline_data import LedgerCharge, SensorState
+from catlas_assets.domain.observe import Observed, observe
+from catlas_assets.domain.pipeline_data import Fetched, LedgerCharge, SensorState
 from catlas_assets.domain.urls import registrable_domain
 from catlas_assets.domain.vocabulary import ChangeKind, FailureClass, Outcome, SensorStatus
 from catlas_assets.errors import CatlasError
@@ -97,35 +97,21 @@ async def run_sensor(
     # Drawn before the first await, so in claim order: the schedule's jitter does not depend
     # on which concurrent fetch finishes first (politeness waits reorder them).
     rng = random.Random(runtime.rng.getrandbits(64))
+    try:
+        fetched, observed = await _fetch_and_observe(runtime, fetcher, sensor, run_id, rng, force)
+    except Exception as exc:
+        # The last-resort boundary: whatever fetching or processing this one sensor raised
+        # fails this sensor alone (UNKNOWN, with the exception), never the tick.
+        fetched, observed = _crashed(runtime, sensor, run_id, rng, exc)
     now = runtime.clock.now()
-    full = force or wants_full_fetch(sensor, now, runtime.settings.full_refetch_interval_s)
-    fetched = await fetch_for_sensor(fetcher, sensor, full=full)
-    now = runtime.clock.now()
-    previous: list[Block] | None = None
-    previous_extraction: Extraction | None = None
-    if fetched.failure_class is None and not fetched.not_modified and sensor.last_blocks_key:
-        previous = await asyncio.to_thread(_load_blocks, runtime, sensor.last_blocks_key)
-        if sensor.last_extraction_key:
-            previous_extraction = await asyncio.to_thread(
-                _load_extraction, runtime, sensor.last_extraction_key
-            )
-    observed = await runtime.observe_pool.observe(
-        sensor=sensor,
-        fetched=fetched,
-        previous_blocks=previous,
-        previous_extraction=previous_extraction,
-        now=now,
-        run_id=run_id,
-        observation_id=new_id("obs", now),
-        policy=runtime.policy,
-        rng=rng,
-    )
     stored = 0
     for data in observed.objects.values():
         # Both name the object with domain.content_address.archive_key: the keys agree.
         stored += (await asyncio.to_thread(runtime.archive.put, data)).new_bytes
-    failure_class = fetched.failure_class or (
-        FailureClass.SCHEMA if observed.outcome is Outcome.FAILED else None
+    failure_class = (
+        observed.failure_class
+        or fetched.failure_class
+        or (FailureClass.SCHEMA if observed.outcome is Outcome.FAILED else None)
     )
     run = RunCommit(
         sensor_id=sensor.id,
@@ -164,6 +150,73 @@ async def run_sensor(
         committed=committed,
         noise=observed.noise,
     )
+
+
+async def _fetch_and_observe(
+    runtime: Runtime,
+    fetcher: Fetcher,
+    sensor: SensorState,
+    run_id: str,
+    rng: random.Random,
+    force: bool,
+) -> tuple[Fetched, Observed]:
+    now = runtime.clock.now()
+    full = force or wants_full_fetch(sensor, now, runtime.settings.full_refetch_interval_s)
+    fetched = await fetch_for_sensor(fetcher, sensor, full=full)
+    now = runtime.clock.now()
+    previous: list[Block] | None = None
+    previous_extraction: Extraction | None = None
+    if fetched.failure_class is None and not fetched.not_modified and sensor.last_blocks_key:
+        previous = await asyncio.to_thread(_load_blocks, runtime, sensor.last_blocks_key)
+        if sensor.last_extraction_key:
+            previous_extraction = await asyncio.to_thread(
+                _load_extraction, runtime, sensor.last_extraction_key
+            )
+    # In the observe pool (a thread or a process): a large page's parse does not hold up the
+    # loop (signals, the deadline).
+    observed = await runtime.observe_pool.observe(
+        sensor=sensor,
+        fetched=fetched,
+        previous_blocks=previous,
+        previous_extraction=previous_extraction,
+        now=now,
+        run_id=run_id,
+        observation_id=new_id("obs", now),
+        policy=runtime.policy,
+        rng=rng,
+    )
+    return fetched, observed
+
+
+def _crashed(
+    runtime: Runtime, sensor: SensorState, run_id: str, rng: random.Random, exc: Exception
+) -> tuple[Fetched, Observed]:
+    """The run of a sensor whose processing raised: a failure of class UNKNOWN."""
+    now = runtime.clock.now()
+    detail = " ".join(f"{type(exc).__name__}: {exc}".replace("\x00", "").split())[:500]
+    fetched = Fetched(
+        url=sensor.url,
+        final_url=sensor.url,
+        status=None,
+        headers={},
+        body=b"",
+        elapsed_ms=0,
+        requests=0,
+        failure_class=FailureClass.UNKNOWN,
+        failure_detail=detail,
+        final_domain=sensor.domain,
+    )
+    observed = observe(
+        sensor,
+        fetched,
+        None,
+        now=now,
+        run_id=run_id,
+        observation_id=new_id("obs", now),
+        policy=runtime.policy,
+        rng=rng,
+    )
+    return fetched, observed
 
 
 def _connector_change(

@@ -385,7 +385,7 @@ class StateStore:
         result = conn.execute(
             update(sensors)
             .where(sensors.c.id == sensor_id, sensors.c.claimed_by == worker)
-            .values(**sensor_update)
+            .values(**{k: without_nul(v) for k, v in sensor_update.items()})
         )
         if result.rowcount != 1:
             return False
@@ -404,7 +404,7 @@ class StateStore:
                     surface=entry.surface,
                     kind=entry.kind,
                     significance=entry.significance,
-                    summary=entry.summary,
+                    summary=without_nul(entry.summary),
                     detected_at=entry.detected_at,
                     status="pending",
                 )
@@ -528,6 +528,22 @@ class StateStore:
         with self.transaction() as conn:
             conn.execute(update(crawl_runs).where(crawl_runs.c.id == run_id).values(**values))
 
+    def open_runs(self) -> list[Row]:
+        """Runs without a verdict yet (in progress, or left by a process that died)."""
+        query = select(crawl_runs).where(crawl_runs.c.completed_at.is_(None))
+        with self.engine.connect() as conn:
+            return [dict(r) for r in conn.execute(query.order_by(crawl_runs.c.id)).mappings()]
+
+    def close_open_run(self, run_id: str, **values: Any) -> bool:
+        """Give a run left open its verdict; False when another worker closed it first."""
+        with self.transaction() as conn:
+            result = conn.execute(
+                update(crawl_runs)
+                .where(crawl_runs.c.id == run_id, crawl_runs.c.completed_at.is_(None))
+                .values(**values)
+            )
+            return result.rowcount == 1
+
     def last_run(self, kind: str, *, before: str | None = None) -> Row | None:
         query = select(crawl_runs).where(
             crawl_runs.c.kind == kind, crawl_runs.c.completed_at.is_not(None)
@@ -610,7 +626,19 @@ def _is_duplicate(exc: IntegrityError) -> bool:
 
 def _jsonable(value: Any) -> Any:
     """Round-trip through JSON so datetimes and enums land as ISO strings and plain values."""
-    return json.loads(json.dumps(value, default=_default))
+    return without_nul(json.loads(json.dumps(value, default=_default)))
+
+
+def without_nul(value: Any) -> Any:
+    """`value` with NUL characters removed from every string in it: PostgreSQL refuses them
+    in text and JSON, and a page may well carry one (SQLite is given the same data)."""
+    if isinstance(value, str):
+        return value.replace("\x00", "") if "\x00" in value else value
+    if isinstance(value, dict):
+        return {without_nul(k): without_nul(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [without_nul(v) for v in value]
+    return value
 
 
 def _default(value: Any) -> Any:

@@ -112,6 +112,7 @@ def test_materializing_an_hour_compacts_files_and_reports_row_counts(
         "snapshots_have_observations",
         "observations_keys_archived",
         "observations_match_runs",
+        "object_keys_resolve",
     } <= set(checks)
     assert all(checks.values()), checks
     runtime = configured.build()

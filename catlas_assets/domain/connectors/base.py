@@ -160,7 +160,11 @@ def html_to_text(fragment: str | None) -> str:
 def iso_from_ms(value: Any) -> str | None:
     if not isinstance(value, int | float) or isinstance(value, bool):
         return None
-    return datetime.fromtimestamp(value / 1000, UTC).isoformat().replace("+00:00", "Z")
+    try:
+        moment = datetime.fromtimestamp(value / 1000, UTC)
+    except (OverflowError, OSError, ValueError):
+        return None  # 1e20 ms or NaN: no date (the platform's time_t says "too large")
+    return moment.isoformat().replace("+00:00", "Z")
 
 
 def with_query(url: str, **params: object) -> str:

@@ -43,6 +43,22 @@ class SchemaError(CatlasError):
     """A response that does not have the vendor's shape (failure class SCHEMA)."""
 
 
+class ParseError(CatlasError):
+    """A response body that cannot be read at all (failure class PARSING)."""
+
+
+# What parsing hostile data raises when a value has the wrong type, size or encoding: each
+# is turned into the project's own error (ParseError or SchemaError) where it is raised.
+DATA_ERRORS = (
+    TypeError,
+    ValueError,  # UnicodeError, json.JSONDecodeError
+    LookupError,  # KeyError, IndexError, unknown codecs
+    AttributeError,
+    ArithmeticError,  # OverflowError (a timestamp of 1e20), ZeroDivisionError
+    RecursionError,
+)
+
+
 def name_norm(text: str) -> str:
     """Case-, accent- and punctuation-insensitive form of a name, used as an identity."""
     folded = unicodedata.normalize("NFKD", text or "")

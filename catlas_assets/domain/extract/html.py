@@ -18,6 +18,7 @@ from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from catlas_assets.domain.extract.extraction import Extraction, job, name_norm
+from catlas_assets.domain.extract.markup import parse_html
 
 TRACKING_PARAMS = frozenset(
     {"gclid", "fbclid", "msclkid", "mc_cid", "mc_eid", "ref", "_ga", "_gl", "_hsenc", "_hsmi",
@@ -50,9 +51,13 @@ _SPACE = re.compile(r"\s+")
 
 
 def canonical_url(href: str, base: str = "") -> str:
-    """Absolute, fragment-free, tracking-free URL with sorted query (one key per document)."""
-    absolute = urljoin(base, href.strip()) if base else href.strip()
-    parts = urlsplit(absolute)
+    """Absolute, fragment-free, tracking-free URL with sorted query (one key per document);
+    a URL that does not parse ("http://[::1") is kept as written."""
+    try:
+        absolute = urljoin(base, href.strip()) if base else href.strip()
+        parts = urlsplit(absolute)
+    except ValueError:
+        return href.strip()
     query = sorted(
         (k, v)
         for k, v in parse_qsl(parts.query, keep_blank_values=True)
@@ -80,23 +85,38 @@ def _first_text(node: LexborNode, selectors: str) -> str:
     return ""
 
 
-def _visible(node: LexborNode) -> bool:
+def _hides(node: LexborNode) -> bool:
+    attrs = node.attributes
+    style = (attrs.get("style") or "").replace(" ", "").lower()
+    return "hidden" in attrs or "display:none" in style or node.tag in ("script", "template")
+
+
+def _visible(node: LexborNode, seen: dict[int, bool] | None = None) -> bool:
+    """No ancestor hides it; `seen` remembers answers per element, so asking for every
+    element of a page costs one walk up per element, not one per element and ancestor."""
+    seen = {} if seen is None else seen
+    chain: list[int] = []
     current: LexborNode | None = node
+    answer = True
     while current is not None and current.tag not in (None, "html"):
-        attrs = current.attributes
-        style = (attrs.get("style") or "").replace(" ", "").lower()
-        if "hidden" in attrs or "display:none" in style or current.tag in ("script", "template"):
-            return False
+        known = seen.get(current.mem_id)
+        if known is not None:
+            answer = known
+            break
+        chain.append(current.mem_id)
+        if _hides(current):
+            answer = False
+            break
         current = current.parent
-    return True
+    for mem_id in chain:  # below a hiding element everything is hidden too
+        seen[mem_id] = answer
+    return answer
 
 
 def _with_tokens(tree: LexborHTMLParser, tokens: frozenset[str]) -> list[LexborNode]:
-    found = []
-    for node in tree.css("[class]"):
-        if _tokens(node) & tokens and _visible(node):
-            # The outermost match only: a `job` card inside a `job` wrapper counts once.
-            found.append(node)
+    seen: dict[int, bool] = {}
+    found = [n for n in tree.css("[class]") if _tokens(n) & tokens and _visible(n, seen)]
+    # The outermost match only: a `job` card inside a `job` wrapper counts once.
     return _outermost(found)
 
 
@@ -159,67 +179,87 @@ def _place_text(place: Any) -> str:
 def _jsonld_entities(items: list[dict[str, Any]], base: str, out: Extraction) -> int:
     found = 0
     for item in items:
-        types = _types(item)
-        if "JobPosting" in types and item.get("title"):
-            salary = item.get("baseSalary") if isinstance(item.get("baseSalary"), dict) else {}
-            value = salary.get("value") if isinstance(salary.get("value"), dict) else {}
-            comp = None
-            if value:
-                comp = {
-                    "min": value.get("minValue"),
-                    "max": value.get("maxValue"),
-                    "currency": salary.get("currency"),
-                    "interval": value.get("unitText"),
-                }
-            location = _place_text(item.get("jobLocation"))
-            remote = item.get("jobLocationType") == "TELECOMMUTE" or None
-            identifier = item.get("identifier")
-            if isinstance(identifier, dict):
-                identifier = identifier.get("value")
-            out.add(
-                "job",
-                job(
-                    vendor="html",
-                    vendor_id=None,
-                    title=_clean(item["title"]),
-                    department=None,
-                    locations=[location] if location else [],
-                    remote=remote,
-                    employment_type=item.get("employmentType")
-                    if isinstance(item.get("employmentType"), str)
-                    else None,
-                    url=canonical_url(item["url"], base)
-                    if isinstance(item.get("url"), str)
-                    else None,
-                    posted_at=item.get("datePosted"),
-                    requisition_id=str(identifier) if identifier else None,
-                    compensation=comp,
-                ),
-            )
-            found += 1
-        elif "Person" in types and item.get("name"):
-            name = _clean(item["name"])
-            out.add("person", {"key": name_norm(name), "name": name, "title": item.get("jobTitle")})
-            found += 1
-        elif types & {"NewsArticle", "BlogPosting", "Article"} and item.get("headline"):
-            url = canonical_url(item.get("url") or base, base)
-            out.add(
-                "news",
-                {
-                    "key": url,
-                    "title": _clean(item["headline"]),
-                    "url": url,
-                    "published_at": item.get("datePublished"),
-                },
-            )
-            found += 1
-        elif "Product" in types and item.get("name"):
-            name = _clean(item["name"])
-            out.add(
-                "product",
-                {"key": name_norm(name), "name": name, "description": item.get("description")},
-            )
-            found += 1
+        try:
+            found += _jsonld_entity(item, base, out)
+        except (TypeError, ValueError, AttributeError, KeyError):
+            continue  # one malformed item (a number for a title, an object for a URL) is skipped
+    return found
+
+
+def _text_or_none(value: Any) -> str | None:
+    """A JSON-LD value that should be text: kept when it is, dropped when it is not."""
+    return _clean(value) or None if isinstance(value, str) else None
+
+
+def _jsonld_entity(item: dict[str, Any], base: str, out: Extraction) -> int:
+    """Adds the entity `item` describes; 1 when it was one, 0 otherwise."""
+    found = 0
+    types = _types(item)
+    if "JobPosting" in types and item.get("title"):
+        salary = item.get("baseSalary") if isinstance(item.get("baseSalary"), dict) else {}
+        value = salary.get("value") if isinstance(salary.get("value"), dict) else {}
+        comp = None
+        if value:
+            comp = {
+                "min": value.get("minValue"),
+                "max": value.get("maxValue"),
+                "currency": salary.get("currency"),
+                "interval": value.get("unitText"),
+            }
+        location = _place_text(item.get("jobLocation"))
+        remote = item.get("jobLocationType") == "TELECOMMUTE" or None
+        identifier = item.get("identifier")
+        if isinstance(identifier, dict):
+            identifier = identifier.get("value")
+        out.add(
+            "job",
+            job(
+                vendor="html",
+                vendor_id=None,
+                title=_clean(item["title"]),
+                department=None,
+                locations=[location] if location else [],
+                remote=remote,
+                employment_type=item.get("employmentType")
+                if isinstance(item.get("employmentType"), str)
+                else None,
+                url=canonical_url(item["url"], base) if isinstance(item.get("url"), str) else None,
+                posted_at=_text_or_none(item.get("datePosted")),
+                requisition_id=str(identifier) if identifier else None,
+                compensation=comp,
+            ),
+        )
+        found += 1
+    elif "Person" in types and item.get("name"):
+        name = _clean(item["name"])
+        out.add(
+            "person",
+            {"key": name_norm(name), "name": name, "title": _text_or_none(item.get("jobTitle"))},
+        )
+        found += 1
+    elif types & {"NewsArticle", "BlogPosting", "Article"} and item.get("headline"):
+        url = canonical_url(item.get("url") or base, base)
+        out.add(
+            "news",
+            {
+                "key": url,
+                "title": _clean(item["headline"]),
+                "url": url,
+                "published_at": _text_or_none(item.get("datePublished")),
+            },
+        )
+        found += 1
+    elif "Product" in types and item.get("name"):
+        name = _clean(item["name"])
+        out.add(
+            "product",
+            {
+                "key": name_norm(name),
+                "name": name,
+                "description": _text_or_none(item.get("description")),
+            },
+        )
+        found += 1
     return found
 
 
@@ -287,7 +327,7 @@ def _period(text: str) -> str | None:
 def _plans(tree: LexborHTMLParser, out: Extraction) -> int:
     nodes = _with_tokens(tree, PLAN_TOKENS)
     seen = {n.mem_id for n in nodes}
-    nodes += [n for n in tree.css("[data-plan]") if n.mem_id not in seen and _visible(n)]
+    nodes += [n for n in tree.css("[data-plan]") if n.mem_id not in seen and _visible(n, {})]
     found = 0
     for node in nodes:
         name = _first_text(node, ".plan-name, .tier-name, h2, h3, h4") or (
@@ -340,13 +380,15 @@ def _plans(tree: LexborHTMLParser, out: Extraction) -> int:
 
 def _news(tree: LexborHTMLParser, base: str, out: Extraction) -> int:
     found = 0
-    candidates = [n for n in tree.css("article, li") if _visible(n)]
-    keep = [
-        n
-        for n in candidates
-        if n.css_first("time") is not None and n.css_first("a[href]") is not None
-    ]
-    keep = _outermost(keep)
+    seen: dict[int, bool] = {}
+    candidates = [n for n in tree.css("article, li") if _visible(n, seen)]
+    keep = _outermost(
+        [
+            n
+            for n in candidates
+            if n.css_first("time") is not None and n.css_first("a[href]") is not None
+        ]
+    )
     for node in keep:
         link = node.css_first("h1 a[href], h2 a[href], h3 a[href], a[href]")
         assert link is not None
@@ -395,7 +437,7 @@ def _page_facts(tree: LexborHTMLParser, base: str) -> dict[str, Any]:
 
 
 def extract_html(html: str, url: str, surface: str) -> Extraction:
-    tree = LexborHTMLParser(html)
+    tree = parse_html(html)
     out = Extraction(connector="generic_html", surface=surface)
     from_jsonld = _jsonld_entities(_jsonld(tree), url, out)
     wanted = SURFACE_TYPES.get(surface)

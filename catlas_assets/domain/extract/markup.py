@@ -1,0 +1,74 @@
+"""The one way HTML is parsed: lexbor, after a linear pass that bounds the nesting depth.
+
+An HTML tree builder checks the stack of open elements for every tag, so a page of
+100,000 nested `<div>`s costs time quadratic in its depth (minutes). Real pages nest fewer
+than a hundred elements deep; past `MAX_NESTING` open elements the extra start tags (and
+their end tags) are dropped before parsing, so such a page keeps its text and costs what
+its size costs. Elements whose end tag is optional or absent (`p`, `li`, `td`, `img`, ...)
+are not counted: they do not stack up in the tree either.
+"""
+
+from __future__ import annotations
+
+import re
+
+from selectolax.lexbor import LexborHTMLParser
+
+MAX_NESTING = 512
+_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]{0,40})\b[^>]{0,4096}?(/?)>")
+# Void elements and those whose end tag may be left out (WHATWG 13.1.2.4): never counted.
+_UNCOUNTED = frozenset(
+    {
+        "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
+        "track", "wbr", "param", "keygen", "p", "li", "dt", "dd", "tr", "td", "th", "option",
+        "optgroup", "thead", "tbody", "tfoot", "colgroup", "caption", "rb", "rt", "rtc", "rp",
+        "html", "head", "body",
+    }
+)  # fmt: skip
+# Raw-text elements: what is inside is not markup.
+_RAW = frozenset({"script", "style", "textarea", "title", "xmp", "noembed", "noframes"})
+
+
+def bounded_markup(html: str, max_nesting: int = MAX_NESTING) -> str:
+    """`html` with start tags deeper than `max_nesting` counted elements left out (and as
+    many of their end tags), in one pass; unchanged when the page is never that deep."""
+    if html.count("<") < max_nesting:
+        return html  # too few tags to ever get that deep
+    depth = 0
+    dropped = 0  # start tags left out and still to be matched by an end tag
+    cut: list[tuple[int, int]] = []
+    raw_until: str | None = None
+    for match in _TAG.finditer(html):
+        closing, name, self_closing = match.group(1), match.group(2).lower(), match.group(3)
+        if raw_until is not None:
+            if closing and name == raw_until:
+                raw_until = None
+            continue
+        if name in _UNCOUNTED or self_closing:
+            continue
+        if closing:
+            if dropped:
+                dropped -= 1
+                cut.append(match.span())
+            else:
+                depth = max(0, depth - 1)
+            continue
+        if name in _RAW:
+            raw_until = name
+        if depth >= max_nesting:
+            dropped += 1
+            cut.append(match.span())
+        else:
+            depth += 1
+    if not cut:
+        return html
+    pieces, start = [], 0
+    for begin, end in cut:
+        pieces.append(html[start:begin])
+        start = end
+    pieces.append(html[start:])
+    return " ".join(pieces)
+
+
+def parse_html(html: str) -> LexborHTMLParser:
+    return LexborHTMLParser(bounded_markup(html))

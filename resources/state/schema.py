@@ -152,9 +152,9 @@ sensors = Table(
     Column("structured_hash", String(64)),
     Column("simhash", BigInteger),
     # SHA-256 of the last 200's raw bytes with its connector and content type: an equal
-    # answer is unchanged without being parsed again (migration 0006).
+    # answer is unchanged without being parsed again (migration 0004).
     Column("raw_hash", String(64)),
-    # The rate_estimate policy's running sums (domain/rate_estimate.py; migration 0006).
+    # The rate_estimate policy's running sums (domain/rate_estimate.py; migration 0004).
     Column("rate_fetches", Float),
     Column("rate_changes", Float),
     Column("rate_observed_s", Float),

@@ -15,7 +15,7 @@ from resources.state import migrate
 from resources.state.schema import metadata
 from resources.state.store import StateStore, create_state_engine
 
-HEAD = "0006_hot_tables"
+HEAD = "0004_hot_tables"
 
 
 def _revision_of(url: str) -> str | None:
@@ -90,7 +90,7 @@ def test_tables_without_a_schema_revision_are_refused(database_url: str) -> None
 NEXT_REVISION = '''"""A later revision used to put a database behind head."""
 
 revision = "0002"
-down_revision = "0006_hot_tables"
+down_revision = "0001"
 branch_labels = None
 depends_on = None
 

@@ -1,6 +1,6 @@
 """hot tables: autovacuum tuned for the rows every run rewrites; sensors.raw_hash, rate sums
 
-Revision ID: 0006_hot_tables
+Revision ID: 0004_hot_tables
 Revises: 0001
 Create Date: 2026-12-02 02:45:00
 
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0006_hot_tables"
+revision: str = "0004_hot_tables"
 down_revision: str | None = "0003_site_crawl"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None

@@ -33,7 +33,8 @@ pytestmark = pytest.mark.timeout(1800)
 
 def dbt_build(tmp_path: Path, settings: Settings, *select: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, **environment(settings), "TZ": "Asia/Tokyo"}
-    selection = ["--select", *select] if select else []
+    # Cautious: only the tests of the selected models, not those that also read others.
+    selection = ["--select", *select, "--indirect-selection", "cautious"] if select else []
     return subprocess.run(
         [str(DBT), "build", "--project-dir", str(PROJECT), "--profiles-dir", str(PROJECT),
          "--target-path", str(tmp_path / "target"), "--log-path", str(tmp_path / "logs"),

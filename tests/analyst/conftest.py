@@ -17,7 +17,7 @@ from catlas_assets.services.demo import run_demo
 from catlas_assets.services.runtime import Runtime
 from catlas_assets.settings import Settings
 
-DAYS = 14
+DAYS = 12
 
 
 @pytest.fixture(scope="session")

@@ -23,6 +23,9 @@ LIST_COMMANDS = [
     ["connectors"],
 ]
 
+# The first test to run also lives through the session's demo (minutes on a busy machine).
+pytestmark = pytest.mark.timeout(1800)
+
 
 def run(state: Path, *args: str, stdin: str | None = None) -> Result:
     result = CliRunner().invoke(

@@ -15,6 +15,9 @@ from catlas_assets.settings import Settings
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
+# The first test to run also lives through the session's demo (minutes on a busy machine).
+pytestmark = pytest.mark.timeout(1800)
+
 
 def cookbook() -> list[str]:
     text = README.read_text()
@@ -63,7 +66,6 @@ def test_every_cookbook_query_answers_on_the_local_demo_lake(demo_state: Path) -
     _run_all(Settings(state_dir=str(demo_state)))
 
 
-@pytest.mark.timeout(600)
 def test_every_cookbook_query_answers_on_the_s3_demo_lake(
     demo_state: Path, s3_demo_lake: tuple[str, str]
 ) -> None:

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from catlas_assets.domain.lineage import lineage_ids, predecessors
 from catlas_assets.services.dimensions import export_dimensions
 from catlas_assets.services.runtime import Runtime
 from catlas_assets.settings import Settings
 from resources.state import inbox
+
+# The first test to run also lives through the session's demo (minutes on a busy machine).
+pytestmark = pytest.mark.timeout(1800)
 
 
 def test_every_change_joins_to_its_company_name_and_sensor_url(demo_runtime: Runtime) -> None:

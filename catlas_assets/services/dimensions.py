@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from catlas_assets.domain.lineage import lineage_ids, predecessors
+from catlas_assets.domain.repair import lineage_of
 from catlas_assets.services.runtime import Runtime
 from resources.lake_tables import DIMENSIONS
 from resources.state import catalog_export, site_crawl_store
@@ -29,18 +29,18 @@ class DimensionExport:
 
 
 def _sensors(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    parents = predecessors(rows)
-    roots = lineage_ids(parents)
+    """Sensor rows with their lineage as repair recorded it (the lake rows carry the same)."""
     out = []
     for row in rows:
         config = row.pop("config") or {}
         sid = int(row["sensor_id"])
+        predecessor = config.get("predecessor_id")
         out.append(
             {
                 **row,
                 "redirect_url": config.get("redirect_url"),
-                "predecessor_sensor_id": parents[sid],
-                "lineage_id": roots[sid],
+                "predecessor_sensor_id": int(predecessor) if predecessor else None,
+                "lineage_id": lineage_of(sid, config),
             }
         )
     return out

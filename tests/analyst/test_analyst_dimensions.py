@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from catlas_assets.domain.lineage import lineage_ids, predecessors
-from catlas_assets.services.dimensions import export_dimensions
+from catlas_assets.services.dimensions import _sensors, export_dimensions
 from catlas_assets.services.runtime import Runtime
 from catlas_assets.settings import Settings
 from resources.state import inbox
@@ -85,19 +84,16 @@ def test_entity_rows_carry_a_readable_label(demo_runtime: Runtime) -> None:
     )
 
 
-def _sensor(sid: int, url: str, redirect: str | None = None, **config: object) -> dict:
-    if redirect:
-        config["redirect_url"] = redirect
-    return {"sensor_id": sid, "company_id": 1, "surface": "careers", "url": url, "config": config}
+def _sensor(sid: int, config: dict | None) -> dict:
+    return {"sensor_id": sid, "company_id": 1, "surface": "careers", "config": config}
 
 
-def test_lineage_follows_redirects_and_named_predecessors() -> None:
-    sensors = [
-        _sensor(1, "https://a.test/jobs", redirect="https://a.test/careers/"),
-        _sensor(2, "https://a.test/careers"),
-        _sensor(3, "https://a.test/join-us", predecessor_sensor_id=2),
-        _sensor(4, "https://a.test/other"),
+def test_sensor_lineage_is_the_one_repair_recorded() -> None:
+    rows = [
+        _sensor(1, {"successor_id": 3, "redirect_url": "https://a.test/careers"}),
+        _sensor(3, {"predecessor_id": 1, "lineage_id": 1}),
+        _sensor(4, {"predecessor_id": 3, "lineage_id": 1}),
+        _sensor(5, None),
     ]
-    parents = predecessors(sensors)
-    assert parents == {1: None, 2: 1, 3: 2, 4: None}
-    assert lineage_ids(parents) == {1: 1, 2: 1, 3: 1, 4: 4}
+    got = {r["sensor_id"]: (r["predecessor_sensor_id"], r["lineage_id"]) for r in _sensors(rows)}
+    assert got == {1: (None, 1), 3: (1, 1), 4: (3, 1), 5: (None, 5)}

@@ -62,5 +62,8 @@ refresh_feed_job = dg.define_asset_job(
     description="Refresh the Atom feed of changes in the lake (daily).",
 )
 daily_change_feed = dg.build_schedule_from_partitioned_job(
-    refresh_feed_job, hour_of_day=3, default_status=dg.DefaultScheduleStatus.STOPPED
+    refresh_feed_job,
+    hour_of_day=3,
+    default_status=dg.DefaultScheduleStatus.STOPPED,
+    description="Daily at 03:00 UTC: refresh the Atom feed of changes in the lake.",
 )

@@ -50,6 +50,7 @@ repair_schedule = dg.ScheduleDefinition(
     cron_schedule=periodic.cadence_of("repair").cron(),
     execution_timezone=TZ,
     default_status=dg.DefaultScheduleStatus.STOPPED,
+    description="Every 30 minutes: one repair pass over failing, stale and redirected sensors.",
 )
 
 

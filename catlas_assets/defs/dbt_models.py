@@ -37,6 +37,7 @@ daily_dbt_build = dg.ScheduleDefinition(
     cron_schedule="30 3 * * *",
     execution_timezone="UTC",
     default_status=dg.DefaultScheduleStatus.STOPPED,
+    description="Daily at 03:30 UTC: dbt build of the dbt_intel models and their tests.",
 )
 
 defs = dg.Definitions(

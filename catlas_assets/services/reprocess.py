@@ -121,6 +121,7 @@ def _initial_state(row: dict[str, Any], previous: tuple | None) -> SensorState:
         sensor_state(row),
         etag=None,
         last_modified=None,
+        raw_hash=None,  # re-derived from the bytes: equal raw bytes must not skip the parse
         normalized_hash=None,
         structured_hash=None,
         simhash=None,

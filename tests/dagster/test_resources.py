@@ -68,10 +68,11 @@ def test_one_run_of_many_steps_opens_the_state_store_once_and_closes_it(
 ) -> None:
     assert crawl_tick.execute_in_process(resources={"catlas": configured}).success
     spy = StoreSpy(monkeypatch)
-    job = defs.resolve_job_def("compact_lake")  # four assets and fourteen checks
+    # Four assets, fourteen checks per partition and the archive-key sweep.
+    job = defs.resolve_job_def("compact_lake")
     result = job.execute_in_process(partition_key=PARTITION, resources={"catlas": configured})
     assert result.success
-    assert len(result.get_asset_check_evaluations()) == 14
+    assert len(result.get_asset_check_evaluations()) == 15
     assert (spy.opened, spy.closed) == (1, 1)
 
 

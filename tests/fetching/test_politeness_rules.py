@@ -70,7 +70,8 @@ def test_the_budget_day_is_the_utc_day() -> None:
 )
 def test_refused_destinations(address: str, reason: str) -> None:
     found = forbidden_address(address)
-    assert found is not None and found.startswith(reason)
+    # An address carried inside another (IPv4-mapped, 6to4) says how, then the reason.
+    assert found is not None and reason in found
 
 
 @pytest.mark.parametrize("address", ["93.184.216.34", "2606:4700::1111", "::ffff:8.8.8.8"])

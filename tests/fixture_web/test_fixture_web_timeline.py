@@ -216,6 +216,14 @@ SCHEDULER_CHANGES = {
     ("cadence-works.com", "/retired-line", 2),
     ("cadence-works.com", "/cache", 4),
 }
+# The site-crawl fixture (inkwell-press.com): a page that fails on day 1 and recovers, and a
+# post edited on day 1 (tests/site_crawl).
+SITE_CRAWL_CHANGES = {
+    ("inkwell-press.com", "/blog/flaky", 1),
+    ("inkwell-press.com", "/blog/flaky", 2),
+    ("inkwell-press.com", "/blog/flaky", 3),
+    ("inkwell-press.com", "/blog/post-03", 1),
+}
 
 
 def repair_changes() -> set[tuple[str, str, int]]:
@@ -239,6 +247,7 @@ def test_nothing_changes_except_what_the_timeline_plants(client, web: FixtureWeb
     planted = (
         {(c["host"], c["path"], c["day"]) for c in changes()}
         | SCHEDULER_CHANGES
+        | SITE_CRAWL_CHANGES
         | {(c["host"], c["path"], c["day"]) for c in facts_changes()}
         | repairs
     )

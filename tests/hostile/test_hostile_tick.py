@@ -120,6 +120,8 @@ def test_a_parser_that_raises_fails_its_sensor_as_unknown_and_the_tick_goes_on(
     calm, _hostile = _add_sensors(runtime)
     victim = calm[3]
     original = GenericHtml.parse
+    # Parsed in this process: a pool process would not see the patched parser.
+    monkeypatch.setattr(runtime.observe_pool, "workers", 0)
 
     def exploding(self, pages, surface, now):  # type: ignore[no-untyped-def]
         if pages[0].url.endswith("/ok/3"):

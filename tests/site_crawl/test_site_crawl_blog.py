@@ -49,7 +49,7 @@ def test_observations_and_snapshots_carry_the_webpage_id(crawl_sim: Sim, crawl: 
     rows = query(
         crawl_sim.runtime,
         "SELECT o.webpage_id, o.crawl_config, w.url FROM observations o "
-        f"JOIN webpages w ON w.id = o.webpage_id WHERE o.run_id = '{report.run_id}'",
+        f"JOIN webpages w ON w.webpage_id = o.webpage_id WHERE o.run_id = '{report.run_id}'",
     ).rows
     assert rows and all(r[0] is not None and r[1] == "inkwell" for r in rows)
     snaps = query(

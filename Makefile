@@ -38,8 +38,10 @@ demo: .venv/.synced
 dbt-parse: .venv/.synced
 	$(RUN) dbt parse --quiet --project-dir dbt_intel --profiles-dir dbt_intel
 
+# Both cores: xdist workers, each with its own PostgreSQL database (tests/conftest.py).
+TEST_WORKERS ?= 2
 test: .venv/.synced dbt-parse
-	$(RUN) pytest
+	$(RUN) pytest -n $(TEST_WORKERS) --dist loadgroup
 
 # The peers live in their own environment, never in the product's lock.
 bench/.peers/.installed: bench/peers/requirements.txt | $(UV)

@@ -3,6 +3,8 @@
 Every state-store test takes ``database_url``, which is parametrized over both backends.
 PostgreSQL tests use the throwaway database named by CATLAS_TEST_DATABASE_URL (created by
 .ci/run); without it, one is created on the local server for the session and dropped after.
+Under pytest-xdist each worker gets a database of its own beside the named one, because the
+tests reset the schema they use.
 """
 
 from __future__ import annotations
@@ -32,23 +34,38 @@ def _psycopg_dsn(url: str) -> str:
     return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
 
 
+# Tests that share an expensive session fixture run on one xdist worker, built once.
+_XDIST_GROUPS = {"tests/analyst/": "analyst-demo"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for prefix, group in _XDIST_GROUPS.items():
+            if item.nodeid.startswith(prefix):
+                item.add_marker(pytest.mark.xdist_group(group))
+
+
 @pytest.fixture(scope="session")
 def postgres_database() -> Iterator[str]:
     """A PostgreSQL database for this test session (SQLAlchemy URL)."""
     given = os.environ.get("CATLAS_TEST_DATABASE_URL")
-    if given:
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if given and not worker:
         yield given
         return
-    name = f"catlas_test_{secrets.token_hex(4)}"
+    server = make_url(given or PG_ADMIN_URL)
+    name = f"{server.database}_{worker}" if given else f"catlas_test_{secrets.token_hex(4)}"
+    admin_url = _psycopg_dsn(server.set(database="postgres").render_as_string(hide_password=False))
     try:
-        admin = psycopg.connect(PG_ADMIN_URL, autocommit=True, connect_timeout=5)
+        admin = psycopg.connect(admin_url, autocommit=True, connect_timeout=5)
     except psycopg.OperationalError as exc:
         pytest.fail(f"PostgreSQL is required for the state-store tests and did not answer: {exc}")
     with admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         admin.execute(f'CREATE DATABASE "{name}"')
-    url = make_url(PG_ADMIN_URL).set(drivername="postgresql+psycopg", database=name)
+    url = server.set(drivername="postgresql+psycopg", database=name)
     yield url.render_as_string(hide_password=False)
-    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as admin:
+    with psycopg.connect(admin_url, autocommit=True) as admin:
         admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 

@@ -28,6 +28,7 @@ $(CURDIR)/.tools/bin/uv:
 
 .venv/.synced: pyproject.toml uv.lock | $(UV)
 	$(UV) sync --frozen
+	$(RUN) python -m compileall -q catlas_assets resources sensors_dag fixtures/fixture_web
 	@touch $@
 
 sync: .venv/.synced

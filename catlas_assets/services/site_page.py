@@ -12,7 +12,7 @@ import asyncio
 import json
 import random
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +26,7 @@ from catlas_assets.domain.normalize import Block, sha256_hex
 from catlas_assets.domain.observe import observe
 from catlas_assets.domain.page_links import extract_links
 from catlas_assets.domain.page_rows import EVENT_OF, kept_state, page_rows, page_state
-from catlas_assets.domain.pipeline_data import Fetched
+from catlas_assets.domain.pipeline_data import Fetched, InboxEntry
 from catlas_assets.domain.urls import registrable_domain
 from catlas_assets.domain.vocabulary import (
     CrawlStatus,
@@ -212,7 +212,8 @@ async def _observe_and_commit(
     elif row["url"] == state.seed:
         state.seed_yielded = True
     await _commit(state, row, event, update,
-                  rows=page_rows(observed.rows, row["id"], state.config_name), detail=detail)  # fmt: skip
+                  rows=page_rows(observed.rows, row["id"], state.config_name), detail=detail,
+                  inbox=observed.inbox)  # fmt: skip
 
 
 async def _follow_links(state: CrawlState, row: Row, fetched: Fetched) -> None:
@@ -268,11 +269,12 @@ async def process_stored(
         await asyncio.to_thread(state.runtime.archive.put, data)
     event = EVENT_OF[observed.outcome]
     status = ProcessingStatus.FAILED if event is PageEvent.FAILED else ProcessingStatus.EXTRACTED
-    rows = page_rows(observed.rows, row["id"], state.config_name)
     done = {"crawl_status": CrawlStatus.CRAWLED} if crawled else {}
+    # Every row processing derived, its observation included: no snapshot without one.
     await _commit(state, current, event,
                   {"processing_status": status, **done, **kept_state(observed.sensor_update)},
-                  rows={"snapshots": rows.get("snapshots", [])}, detail=observed.summary[:300],
+                  rows=page_rows(observed.rows, row["id"], state.config_name),
+                  detail=observed.summary[:300], inbox=observed.inbox,
                   only_if_processing=True)  # fmt: skip
 
 
@@ -284,6 +286,7 @@ async def _commit(
     *,
     rows: dict[str, list[Row]] | None = None,
     detail: str = "",
+    inbox: Sequence[InboxEntry] = (),
     only_if_processing: bool = False,
 ) -> None:
     now = state.runtime.clock.now()
@@ -299,7 +302,7 @@ async def _commit(
     lake["run_events"] = [{**record, "event_id": new_id("evt", now), "sensor_id": None}]
     committed = await asyncio.to_thread(
         pages.commit_page, state.runtime.store, page_id=row["id"], update_values=values,
-        events=[record], lake_rows=lake, run_id=state.run_id, now=now,
+        events=[record], lake_rows=lake, run_id=state.run_id, now=now, inbox=inbox,
         only_if_processing=only_if_processing,
     )  # fmt: skip
     if committed:

@@ -340,7 +340,8 @@ def _tally(state: CrawlState, left: int) -> Tally:
 def _counters(state: CrawlState) -> dict[str, int]:
     e = state.events
     counters = event_counts(e)
-    counters.update(claimed=len(state.seen), ok=e[PageEvent.NEW], requests=state.requests)
+    counters.update(claimed=len(state.seen), ok=e[PageEvent.NEW], requests=state.requests,
+                    observations=state.observations)  # fmt: skip
     return counters
 
 

@@ -63,6 +63,9 @@ class CrawlState:
     budget_spent: bool = False  # the run's own request budget (-n) postponed a fetch
     robots_skips: int = 0
     answered: int = 0  # URLs that got an answer other than robots.txt's refusal
+    # Rows written to `observations`: fewer than events, since a redirect's origin and a page
+    # already extracted (not fetched) write none.
+    observations: int = 0
     on_event: Callable[[PageEvent], None] | None = None
 
     @property
@@ -308,5 +311,6 @@ async def _commit(
     if committed:
         row.update(values)
         state.events[event] += 1
+        state.observations += len(lake.get("observations") or [])
         if state.on_event is not None:
             state.on_event(event)

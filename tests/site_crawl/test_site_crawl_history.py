@@ -97,13 +97,14 @@ def test_processing_modes_leave_no_snapshot_without_its_observation(
             f"ON o.observation_id = s.observation_id WHERE s.run_id = '{run}'",
         ).rows
         assert snaps > 0 and with_obs == snaps
-    # The Dagster asset check's own probe, on every hour that holds snapshots.
+    # The Dagster asset checks' own probes, on every hour that holds snapshots.
     partitions = runtime.lake.partitions("snapshots")
     assert partitions
     for partition in partitions:
         finding = lake_checks.orphans(runtime, "snapshots", partition, "observations",
                                       "observation_id")  # fmt: skip
         assert finding.passed, finding.metadata
+        assert lake_checks.counts_match_runs(runtime, partition).passed
 
 
 @pytest.fixture

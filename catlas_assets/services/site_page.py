@@ -23,7 +23,6 @@ from catlas_assets.domain.crawl_scope import CrawlScope
 from catlas_assets.domain.extract.extraction import Extraction
 from catlas_assets.domain.lake_rows import observation_row, validators
 from catlas_assets.domain.normalize import Block, sha256_hex
-from catlas_assets.domain.observe import observe
 from catlas_assets.domain.page_links import extract_links
 from catlas_assets.domain.page_rows import EVENT_OF, kept_state, page_rows, page_state
 from catlas_assets.domain.pipeline_data import Fetched, InboxEntry
@@ -187,10 +186,12 @@ async def _observe_and_commit(
     runtime = state.runtime
     previous, extraction = await asyncio.to_thread(_previous, runtime, row)
     now = runtime.clock.now()
-    observed = observe(
-        page_state(row, state.config, url=fetched.final_url, fresh=fresh),
-        fetched,
-        previous,
+    # In the observe pool, as a sensor's: pages in flight keep the loop free, so each
+    # request goes out when the governor's spacing lets it, not when a parse ends.
+    observed = await runtime.observe_pool.observe(
+        sensor=page_state(row, state.config, url=fetched.final_url, fresh=fresh),
+        fetched=fetched,
+        previous_blocks=previous,
         previous_extraction=extraction,
         now=now,
         run_id=state.run_id,
@@ -222,7 +223,9 @@ async def _observe_and_commit(
 async def _follow_links(state: CrawlState, row: Row, fetched: Fetched) -> None:
     if not state.spec.extracts_links or "html" not in fetched.content_type:
         return
-    found = extract_links(fetched.body, fetched.content_type, fetched.final_url)
+    found = await asyncio.to_thread(
+        extract_links, fetched.body, fetched.content_type, fetched.final_url
+    )
     inside = [u for u in dict.fromkeys(found.all_urls()) if state.scope.allows(u)]
     if row["url"] == state.seed and inside:
         state.seed_yielded = True
@@ -264,10 +267,12 @@ async def process_stored(
     current = {**row, "processing_status": ProcessingStatus.PROCESSING, "last_run_id": state.run_id}
     previous, extraction = await asyncio.to_thread(_previous, state.runtime, row)
     now = state.runtime.clock.now()
-    observed = observe(page_state(row, state.config, fresh=fresh), fetched, previous,
-                       previous_extraction=extraction, now=now, run_id=state.run_id,
-                       observation_id=new_id("obs", now), policy=state.runtime.policy,
-                       rng=random.Random(row["id"]))  # fmt: skip
+    observed = await state.runtime.observe_pool.observe(
+        sensor=page_state(row, state.config, fresh=fresh), fetched=fetched,
+        previous_blocks=previous, previous_extraction=extraction, now=now, run_id=state.run_id,
+        observation_id=new_id("obs", now), policy=state.runtime.policy,
+        rng=random.Random(row["id"]),
+    )  # fmt: skip
     for data in observed.objects.values():
         await asyncio.to_thread(state.runtime.archive.put, data)
     event = EVENT_OF[observed.outcome]

@@ -80,11 +80,15 @@ def _scoped(hosts: Sequence[str], path_regex: str | None) -> ColumnElement[bool]
 
 # -- the queue -------------------------------------------------------------------------
 def insert_urls(store: StateStore, urls: Iterable[str], now: datetime) -> None:
-    """Insert-or-ignore: a URL that already has a row keeps whatever status it had."""
+    """Insert-or-ignore: a URL that already has a row keeps whatever status it had.
+
+    In sorted order: pages crawled at once insert overlapping links, and on PostgreSQL two
+    transactions taking the same keys in opposite orders would deadlock.
+    """
     rows = [
         {"url": u, "crawl_status": CrawlStatus.PENDING.value, "snapshot_version": 0,
          "created_at": now, "updated_at": now}
-        for u in dict.fromkeys(urls)
+        for u in sorted(set(urls))
     ]  # fmt: skip
     if not rows:
         return

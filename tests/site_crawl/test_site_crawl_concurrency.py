@@ -16,7 +16,10 @@ from catlas_assets.services.site_crawl import CrawlRequest, SiteCrawlResult, pre
 from catlas_assets.services.sql import query
 from tests.site_crawl.conftest import INKWELL
 
-SPACING_S = 0.05
+SPACING_S = 0.08
+# The governor spaces request starts; arrival at the server adds a few ms of loop and
+# socket jitter, sequential crawls included (the politeness tests allow the same 20 ms).
+JITTER_S = 0.02
 PAGE_COLUMNS = ("crawl_status", "redirects_to", "skip_reason", "content_hash",
                 "processing_status", "snapshot_version", "last_outcome")  # fmt: skip
 
@@ -46,7 +49,7 @@ def _entity_events(runtime: Runtime) -> Counter[tuple[str, str, str]]:
 
 
 def test_a_concurrent_crawl_keeps_spacing_and_matches_a_sequential_one(
-    make_runtime, web, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    make_runtime, web, database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A counting wrapper round the real page crawl: the witness that pages overlapped.
     in_flight = [0, 0]
@@ -66,7 +69,8 @@ def test_a_concurrent_crawl_keeps_spacing_and_matches_a_sequential_one(
     one = _crawl(sequential)
     assert in_flight[1] == 1
     web.clear_requests()
-    concurrent = make_runtime(f"sqlite:///{tmp_path / 'many.db'}", site_crawl_concurrency=6,
+    # On each backend: pages in flight commit at once (PostgreSQL: concurrent transactions).
+    concurrent = make_runtime(database_url, site_crawl_concurrency=6,
                               domain_concurrency=3, domain_spacing_s=SPACING_S,
                               state_dir=str(tmp_path / "many"))  # fmt: skip
     many = _crawl(concurrent)
@@ -75,7 +79,7 @@ def test_a_concurrent_crawl_keeps_spacing_and_matches_a_sequential_one(
     # spacing, however many pages were in flight.
     arrivals = sorted(r.received for r in web.requests if r.host == "inkwell-press.com")
     assert len(arrivals) > 45
-    assert min(b - a for a, b in pairwise(arrivals)) >= SPACING_S * 0.9
+    assert min(b - a for a, b in pairwise(arrivals)) >= SPACING_S - JITTER_S
     assert {r.host for r in web.requests} == {"inkwell-press.com"}
     assert _pages(concurrent) == _pages(sequential)
     assert _events(concurrent, many.report.run_id) == _events(sequential, one.report.run_id)

@@ -9,6 +9,7 @@ from sqlalchemy import update
 
 from catlas_assets.services import lake_checks
 from catlas_assets.services.crawl_configs import add_config, config_webpages
+from catlas_assets.services.entities import derive_entities
 from catlas_assets.services.notify import deliver_pending
 from catlas_assets.services.site_crawl import (
     CrawlRequest,
@@ -60,6 +61,9 @@ def test_a_page_that_changes_between_runs_writes_a_change_and_entity_events(
     )
     assert snapshots[change[5]] == second.report.run_id
     assert snapshots[change[6]] == first.report.run_id
+    # The SCD2 `entities` follow sensors' surfaces: a page's items stay in entity_events.
+    derived = derive_entities(runtime)
+    assert (derived.events, derived.rows) == (0, 0)
     # The change waits in the inbox for the page, like a sensor's.
     [pending] = inbox.list_changes(runtime.store, status="pending")
     assert (pending["webpage_id"], pending["sensor_id"]) == (page, None)

@@ -89,6 +89,11 @@ class Settings:
     )
     fetch_retries: int = _setting(2, "Retries of transient failures within one run.")
     fetch_concurrency: int = _setting(16, "Sensors fetched at once by one worker.")
+    site_crawl_concurrency: int = _setting(
+        4,
+        "Pages of one site crawl in flight at once (per-domain spacing and concurrency "
+        "still apply).",
+    )
     observe_workers: int = _setting(
         -1,
         "Processes that parse and decide sensor runs beside a worker's event loop "
@@ -411,6 +416,7 @@ SCHEDULING_POLICIES = ("spec", "rate_estimate")
 # Settings that must be > 0, and settings that must be >= 0 (validated in this order).
 _POSITIVE = (
     "fetch_concurrency",
+    "site_crawl_concurrency",
     "scheduler_claim_batch",
     "commit_group_runs",
     "fetch_max_bytes",

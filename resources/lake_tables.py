@@ -102,6 +102,7 @@ CHANGES = LakeTable(
         ("run_id", pa.string()),
         ("sensor_id", pa.int64()),
         ("lineage_id", pa.int64()),  # the first sensor of a chain of moves
+        ("webpage_id", pa.int64()),  # a site crawl's page (sensor_id is then null)
         ("company_id", pa.int64()),
         ("surface", pa.string()),
         ("snapshot_id", pa.string()),
@@ -125,6 +126,7 @@ ENTITY_EVENTS = LakeTable(
         ("company_id", pa.int64()),
         ("sensor_id", pa.int64()),
         ("lineage_id", pa.int64()),  # the first sensor of a chain of moves
+        ("webpage_id", pa.int64()),  # a site crawl's page (sensor_id is then null)
         ("entity_type", pa.string()),
         ("entity_key", pa.string()),
         ("entity_label", pa.string()),  # readable: job title, plan, person, news title

@@ -1,4 +1,4 @@
-"""The webhook notifier: posts one Slack-compatible JSON message per change.
+"""The webhook notifier: posts one Slack-compatible JSON message per change or run verdict.
 
 Off unless `CATLAS_NOTIFY_WEBHOOK_URL` is set. Each request carries the change id as an
 `Idempotency-Key` header, so a receiver can drop the rare duplicate of a delivery whose
@@ -53,16 +53,26 @@ def slack_message(
     }
 
 
+def run_message(title: str, summary_line: str, *, failed: bool) -> dict[str, Any]:
+    """A finished run's verdict (a site crawl's complete or fail message)."""
+    headline = f"[{'failed' if failed else 'done'}] {title}"
+    return {
+        "text": f"{headline}: {summary_line}",
+        "blocks": [
+            {"type": "section", "text": {"type": "mrkdwn", "text": f"*{headline}*\n{summary_line}"}}
+        ],
+    }
+
+
 class WebhookNotifier:
     def __init__(self, url: str, *, timeout_s: float = 10.0, user_agent: str = "catlas") -> None:
         self.url = url
         self._client = httpx.Client(timeout=timeout_s, headers={"User-Agent": user_agent})
 
-    def send(self, change_id: str, message: dict[str, Any]) -> Delivery:
+    def send(self, key: str, message: dict[str, Any]) -> Delivery:
+        """Post `message` once; `key` (a change or run id) is its Idempotency-Key."""
         try:
-            response = self._client.post(
-                self.url, json=message, headers={"Idempotency-Key": change_id}
-            )
+            response = self._client.post(self.url, json=message, headers={"Idempotency-Key": key})
         except httpx.HTTPError as exc:
             return Delivery(False, f"{type(exc).__name__}: {exc}"[:300])
         if 200 <= response.status_code < 300:

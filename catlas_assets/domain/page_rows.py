@@ -14,9 +14,8 @@ from catlas_assets.domain.vocabulary import Outcome, PageEvent, SensorStatus
 
 Row = dict[str, Any]
 
-# A page's history is its observations, snapshots and failures; changes and entity events
-# belong to sensors (their inbox, review and lineage).
-PAGE_TABLES = ("observations", "snapshots", "failures")
+# A page's history is a sensor's: observations, snapshots, changes, entity events, failures.
+PAGE_TABLES = ("observations", "snapshots", "changes", "entity_events", "failures")
 
 # The sensor-state fields a page keeps, and the column that holds each.
 KEPT = {
@@ -71,10 +70,13 @@ def page_state(
 
 
 def page_rows(rows: dict[str, list[Row]], page_id: int, config_name: str) -> dict[str, list[Row]]:
+    """`observe`'s rows for a page: keyed by `webpage_id`, no sensor and no sensor lineage."""
     out: dict[str, list[Row]] = {}
     for table in PAGE_TABLES:
         for row in rows.get(table) or []:
             row = {**row, "sensor_id": None, "webpage_id": page_id}
+            if "lineage_id" in row:
+                row["lineage_id"] = None  # a lineage is a chain of sensors
             if table == "observations":
                 row["crawl_config"] = config_name
             out.setdefault(table, []).append(row)

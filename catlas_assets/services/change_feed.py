@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from catlas_assets.domain import atom_feed
 from catlas_assets.domain.vocabulary import ChangeKind
 from catlas_assets.services.catalog import resolve_company
-from catlas_assets.services.change_view import diff_key, diff_link, publish_diff
+from catlas_assets.services.change_view import diff_key, diff_link, publish_diff, seen_at
 from catlas_assets.services.runtime import Runtime
 
 FEED_KEY = "feeds/changes.atom"
@@ -47,7 +47,8 @@ def build_feed(
             where += " AND company_id = ?"
             params.append(company_row["id"])
         cursor = con.execute(
-            "SELECT change_id, company_id, sensor_id, surface, kind, summary, detected_at "
+            "SELECT change_id, company_id, sensor_id, webpage_id, surface, kind, summary, "
+            "detected_at "
             f"FROM changes WHERE {where} ORDER BY detected_at DESC, change_id DESC LIMIT {int(limit)}",
             params,
         )
@@ -59,7 +60,9 @@ def build_feed(
         {
             **row,
             "company_name": names.get(row["company_id"], str(row["company_id"])),
-            "url": urls.get(row["sensor_id"]),
+            "url": urls.get(row["sensor_id"])
+            if row["webpage_id"] is None
+            else seen_at(runtime, row),
             "diff_url": _diff_url(runtime, row["change_id"], publish),
         }
         for row in rows

@@ -14,6 +14,7 @@ from typing import Any
 from catlas_assets.domain.page_diff import side_by_side_html, unified
 from catlas_assets.errors import NotFoundError
 from catlas_assets.services.runtime import Runtime
+from resources.state import site_crawl_store as pages
 
 DIFFS = "diffs"
 
@@ -73,9 +74,8 @@ def show(runtime: Runtime, change_id: str) -> ChangeView:
         }
     finally:
         con.close()
-    sensor = runtime.store.sensor(int(change["sensor_id"]))
     company = runtime.store.company(int(change["company_id"]))
-    change = {**change, "company_name": company["name"], "url": sensor["url"]}
+    change = {**change, "company_name": company["name"], "url": seen_at(runtime, change)}
     old = snaps.get(change["previous_snapshot_id"])
     new = snaps.get(change["snapshot_id"])
     delta = change["structured_delta"]
@@ -87,6 +87,13 @@ def show(runtime: Runtime, change_id: str) -> ChangeView:
         old_label=_label(old),
         new_label=_label(new),
     )
+
+
+def seen_at(runtime: Runtime, change: dict[str, Any]) -> str:
+    """The URL a change was seen at: its sensor's, or the crawled webpage's."""
+    if change.get("webpage_id") is not None:
+        return str(pages.page(runtime.store, int(change["webpage_id"]))["url"])
+    return str(runtime.store.sensor(int(change["sensor_id"]))["url"])
 
 
 def _text(runtime: Runtime, snapshot: dict[str, Any] | None) -> str:

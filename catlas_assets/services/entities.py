@@ -57,7 +57,12 @@ def _events_of(runtime: Runtime, day: date) -> list[dict[str, Any]]:
         return []
     con = runtime.lake.connect()
     try:
-        cursor = con.execute(f"SELECT {EVENT_COLUMNS} FROM entity_events WHERE date = ?", [day])
+        # A sensor's surface is one history across moves; a crawled page's items stay in
+        # entity_events (joined to `webpages`), outside the SCD2 table keyed by lineage.
+        cursor = con.execute(
+            f"SELECT {EVENT_COLUMNS} FROM entity_events WHERE date = ? AND sensor_id IS NOT NULL",
+            [day],
+        )
         columns = [d[0] for d in cursor.description]
         return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
     finally:

@@ -1,16 +1,19 @@
-"""Deliver pending changes to the webhook and mark them delivered (retries, no duplicates)."""
+"""Deliver pending changes to the webhook and mark them delivered (retries, no duplicates);
+announce a finished run's verdict on the same webhook."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from catlas_assets.domain.vocabulary import RunOutcome
 from catlas_assets.errors import CatlasError, ConfigError
 from catlas_assets.services import lake_sync
 from catlas_assets.services.change_inbox import awaiting_delivery
-from catlas_assets.services.change_view import publish_diff
+from catlas_assets.services.change_view import publish_diff, seen_at
 from catlas_assets.services.dimensions import export_dimensions
+from catlas_assets.services.runs import RunReport
 from catlas_assets.services.runtime import Runtime
-from resources.notifier import WebhookNotifier, slack_message
+from resources.notifier import Delivery, WebhookNotifier, run_message, slack_message
 from resources.state import inbox
 
 
@@ -29,7 +32,7 @@ def deliver_pending(runtime: Runtime, notifier: WebhookNotifier | None = None) -
     delivered = failed = 0
     lake_sync.flush(runtime)  # the changes' rows are in the lake, so their diffs can be made
     for change in awaiting_delivery(runtime):
-        page_url = runtime.store.sensor(int(change["sensor_id"]))["url"]
+        page_url = seen_at(runtime, change)
         message = slack_message(
             change, change["company"], page_url=page_url, diff_url=_diff(runtime, change)
         )
@@ -54,3 +57,13 @@ def _diff(runtime: Runtime, change: dict[str, object]) -> str:
         return publish_diff(runtime, str(change["change_id"]))
     except (CatlasError, OSError):
         return ""
+
+
+def announce_run(runtime: Runtime, report: RunReport, title: str) -> Delivery | None:
+    """Post the run's verdict (None while the notifier is off). Best effort: the run row is
+    the record, so a refused post is returned, never raised."""
+    notifier = runtime.notifier
+    if notifier is None:
+        return None
+    failed = report.outcome is RunOutcome.FAILED
+    return notifier.send(report.run_id, run_message(title, report.summary_line, failed=failed))

@@ -38,10 +38,12 @@ from catlas_assets.domain.vocabulary import (
 )
 from catlas_assets.errors import CatlasError, NotFoundError
 from catlas_assets.services import dimensions, lake_sync
+from catlas_assets.services.notify import announce_run
 from catlas_assets.services.run_control import RunControl
 from catlas_assets.services.runs import RunRecorder, RunReport
 from catlas_assets.services.runtime import Runtime
 from catlas_assets.services.site_page import CrawlState, crawl_row, process_stored
+from resources.fetcher import Fetcher
 from resources.state import site_crawl_store as pages
 
 Row = dict[str, Any]
@@ -139,6 +141,7 @@ def run_site_crawl(
             stop=Stop.ERROR, tally=_tally(state, 0), counters=_counters(state), detail=message,
             extra={"status": RunStatus.FAILED.value, "error_message": message},
         )  # fmt: skip
+        announce_run(runtime, report, _title(prepared))
         return SiteCrawlResult(report, event_counts(state.events))
     lake_sync.flush(runtime, run_id=recorder.run_id)
     export_webpages(runtime)
@@ -148,7 +151,13 @@ def run_site_crawl(
         stop=stop, tally=_tally(state, left), counters=_counters(state), detail=detail,
         extra={"status": RunStatus.COMPLETED.value},
     )  # fmt: skip
+    # Its changes wait in the inbox like a sensor's (`catlas notify`, the Dagster sensor).
+    announce_run(runtime, report, _title(prepared))
     return SiteCrawlResult(report, event_counts(state.events))
+
+
+def _title(prepared: PreparedCrawl) -> str:
+    return f"site crawl {prepared.config['name']} ({prepared.spec.mode.value})"
 
 
 def _hosts(state: CrawlState) -> list[str]:
@@ -178,7 +187,6 @@ async def _crawl(
     store = runtime.store
     pages.insert_urls(store, prepared.seeds, runtime.clock.now())
     _reset(state, prepared)
-    max_pages = prepared.config.get("max_pages")
     single = prepared.spec.requires is Needs.URL
     async with runtime.fetcher() as fetcher:
         while True:
@@ -193,27 +201,86 @@ async def _crawl(
             else:
                 batch = pages.take_pending(store, _hosts(state), _path_regex(state), limit=BATCH,
                                            exclude=state.seen, now=runtime.clock.now())  # fmt: skip
-            if not batch:
+            if not batch or await _drain(state, fetcher, batch, control, guard, prepared):
                 return
-            for index, row in enumerate(batch):
-                stop = _before_page(state, guard, control, max_pages)
-                if stop or not guard.may_start(registrable_domain(row["url"])):
-                    pages.requeue(store, [r["id"] for r in batch[index:]], runtime.clock.now())
-                    return
+
+
+async def _drain(
+    state: CrawlState,
+    fetcher: Fetcher,
+    batch: list[Row],
+    control: RunControl,
+    guard: RunGuard,
+    prepared: PreparedCrawl,
+) -> bool:
+    """Crawl one batch, up to `site_crawl_concurrency` pages at once; True when the run stops.
+
+    The fetcher's governor keeps per-domain spacing and concurrency whatever the width;
+    a page only starts when the run guard lets it (a request budget reserves one request
+    per page in flight). A stop lets the pages in flight finish and re-queues the rest.
+    """
+    width = max(1, state.runtime.settings.site_crawl_concurrency)
+    max_pages = prepared.config.get("max_pages")
+    waiting = list(batch)
+    running: set[asyncio.Task[None]] = set()
+    stopping = False
+    try:
+        while waiting or running:
+            while waiting and not stopping and len(running) < width:
+                row = waiting[0]
+                if row["id"] in state.seen:
+                    waiting.pop(0)  # reached meanwhile as a followed redirect's destination
+                    continue
+                domain = registrable_domain(row["url"])
+                if _before_page(state, guard, control, max_pages):
+                    stopping = True
+                    break
+                if not guard.may_start(domain):
+                    # Refused while pages are in flight only for the budget they reserve:
+                    # wait for one of them; otherwise the guard has ended the run.
+                    stopping = guard.stopped or domain in guard.stopped_domains or not running
+                    break
+                waiting.pop(0)
                 state.seen.add(row["id"])
-                budget = (
-                    guard.max_requests - guard.requests if guard.max_requests is not None else None
-                )
-                fetched = await crawl_row(state, fetcher, row, budget)
-                requests = fetched.requests if fetched is not None else 0
-                control.spend(requests)
-                outcome = _outcome(fetched)
-                guard.finished(registrable_domain(row["url"]), outcome=outcome,
-                               failure_class=fetched.failure_class if fetched else None,
-                               requests=requests)  # fmt: skip
-                if state.postponed or state.budget_spent or guard.stopped or guard.stopped_domains:
-                    pages.requeue(store, [r["id"] for r in batch[index + 1 :]], runtime.clock.now())
-                    return
+                page = _page(state, fetcher, row, domain, control, guard)
+                running.add(asyncio.create_task(page))
+            if not running:
+                break
+            done, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                task.result()
+            if state.postponed or state.budget_spent or guard.stopped or guard.stopped_domains:
+                stopping = True
+    except BaseException:
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+        raise
+    if stopping:
+        pages.requeue(state.runtime.store, [r["id"] for r in waiting], state.runtime.clock.now())
+    return stopping
+
+
+async def _page(
+    state: CrawlState,
+    fetcher: Fetcher,
+    row: Row,
+    domain: str,
+    control: RunControl,
+    guard: RunGuard,
+) -> None:
+    # Every other page in flight has reserved one request of the budget.
+    budget = (
+        guard.max_requests - guard.requests - (guard.in_flight - 1)
+        if guard.max_requests is not None
+        else None
+    )
+    fetched = await crawl_row(state, fetcher, row, budget)
+    requests = fetched.requests if fetched is not None else 0
+    control.spend(requests)
+    guard.finished(domain, outcome=_outcome(fetched),
+                   failure_class=fetched.failure_class if fetched else None,
+                   requests=requests)  # fmt: skip
 
 
 def _before_page(
@@ -273,7 +340,8 @@ def _tally(state: CrawlState, left: int) -> Tally:
 def _counters(state: CrawlState) -> dict[str, int]:
     e = state.events
     counters = event_counts(e)
-    counters.update(claimed=len(state.seen), ok=e[PageEvent.NEW], requests=state.requests)
+    counters.update(claimed=len(state.seen), ok=e[PageEvent.NEW], requests=state.requests,
+                    observations=state.observations)  # fmt: skip
     return counters
 
 

@@ -12,7 +12,7 @@ import asyncio
 import json
 import random
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,10 +23,9 @@ from catlas_assets.domain.crawl_scope import CrawlScope
 from catlas_assets.domain.extract.extraction import Extraction
 from catlas_assets.domain.lake_rows import observation_row, validators
 from catlas_assets.domain.normalize import Block, sha256_hex
-from catlas_assets.domain.observe import observe
 from catlas_assets.domain.page_links import extract_links
 from catlas_assets.domain.page_rows import EVENT_OF, kept_state, page_rows, page_state
-from catlas_assets.domain.pipeline_data import Fetched
+from catlas_assets.domain.pipeline_data import Fetched, InboxEntry
 from catlas_assets.domain.urls import registrable_domain
 from catlas_assets.domain.vocabulary import (
     CrawlStatus,
@@ -63,6 +62,9 @@ class CrawlState:
     budget_spent: bool = False  # the run's own request budget (-n) postponed a fetch
     robots_skips: int = 0
     answered: int = 0  # URLs that got an answer other than robots.txt's refusal
+    # Rows written to `observations`: fewer than events, since a redirect's origin and a page
+    # already extracted (not fetched) write none.
+    observations: int = 0
     on_event: Callable[[PageEvent], None] | None = None
 
     @property
@@ -184,10 +186,12 @@ async def _observe_and_commit(
     runtime = state.runtime
     previous, extraction = await asyncio.to_thread(_previous, runtime, row)
     now = runtime.clock.now()
-    observed = observe(
-        page_state(row, state.config, url=fetched.final_url, fresh=fresh),
-        fetched,
-        previous,
+    # In the observe pool, as a sensor's: pages in flight keep the loop free, so each
+    # request goes out when the governor's spacing lets it, not when a parse ends.
+    observed = await runtime.observe_pool.observe(
+        sensor=page_state(row, state.config, url=fetched.final_url, fresh=fresh),
+        fetched=fetched,
+        previous_blocks=previous,
         previous_extraction=extraction,
         now=now,
         run_id=state.run_id,
@@ -212,13 +216,16 @@ async def _observe_and_commit(
     elif row["url"] == state.seed:
         state.seed_yielded = True
     await _commit(state, row, event, update,
-                  rows=page_rows(observed.rows, row["id"], state.config_name), detail=detail)  # fmt: skip
+                  rows=page_rows(observed.rows, row["id"], state.config_name), detail=detail,
+                  inbox=observed.inbox)  # fmt: skip
 
 
 async def _follow_links(state: CrawlState, row: Row, fetched: Fetched) -> None:
     if not state.spec.extracts_links or "html" not in fetched.content_type:
         return
-    found = extract_links(fetched.body, fetched.content_type, fetched.final_url)
+    found = await asyncio.to_thread(
+        extract_links, fetched.body, fetched.content_type, fetched.final_url
+    )
     inside = [u for u in dict.fromkeys(found.all_urls()) if state.scope.allows(u)]
     if row["url"] == state.seed and inside:
         state.seed_yielded = True
@@ -260,19 +267,22 @@ async def process_stored(
     current = {**row, "processing_status": ProcessingStatus.PROCESSING, "last_run_id": state.run_id}
     previous, extraction = await asyncio.to_thread(_previous, state.runtime, row)
     now = state.runtime.clock.now()
-    observed = observe(page_state(row, state.config, fresh=fresh), fetched, previous,
-                       previous_extraction=extraction, now=now, run_id=state.run_id,
-                       observation_id=new_id("obs", now), policy=state.runtime.policy,
-                       rng=random.Random(row["id"]))  # fmt: skip
+    observed = await state.runtime.observe_pool.observe(
+        sensor=page_state(row, state.config, fresh=fresh), fetched=fetched,
+        previous_blocks=previous, previous_extraction=extraction, now=now, run_id=state.run_id,
+        observation_id=new_id("obs", now), policy=state.runtime.policy,
+        rng=random.Random(row["id"]),
+    )  # fmt: skip
     for data in observed.objects.values():
         await asyncio.to_thread(state.runtime.archive.put, data)
     event = EVENT_OF[observed.outcome]
     status = ProcessingStatus.FAILED if event is PageEvent.FAILED else ProcessingStatus.EXTRACTED
-    rows = page_rows(observed.rows, row["id"], state.config_name)
     done = {"crawl_status": CrawlStatus.CRAWLED} if crawled else {}
+    # Every row processing derived, its observation included: no snapshot without one.
     await _commit(state, current, event,
                   {"processing_status": status, **done, **kept_state(observed.sensor_update)},
-                  rows={"snapshots": rows.get("snapshots", [])}, detail=observed.summary[:300],
+                  rows=page_rows(observed.rows, row["id"], state.config_name),
+                  detail=observed.summary[:300], inbox=observed.inbox,
                   only_if_processing=True)  # fmt: skip
 
 
@@ -284,6 +294,7 @@ async def _commit(
     *,
     rows: dict[str, list[Row]] | None = None,
     detail: str = "",
+    inbox: Sequence[InboxEntry] = (),
     only_if_processing: bool = False,
 ) -> None:
     now = state.runtime.clock.now()
@@ -299,11 +310,12 @@ async def _commit(
     lake["run_events"] = [{**record, "event_id": new_id("evt", now), "sensor_id": None}]
     committed = await asyncio.to_thread(
         pages.commit_page, state.runtime.store, page_id=row["id"], update_values=values,
-        events=[record], lake_rows=lake, run_id=state.run_id, now=now,
+        events=[record], lake_rows=lake, run_id=state.run_id, now=now, inbox=inbox,
         only_if_processing=only_if_processing,
     )  # fmt: skip
     if committed:
         row.update(values)
         state.events[event] += 1
+        state.observations += len(lake.get("observations") or [])
         if state.on_event is not None:
             state.on_event(event)

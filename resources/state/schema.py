@@ -425,7 +425,8 @@ change_inbox = Table(
     "change_inbox",
     metadata,
     Column("change_id", String(40), primary_key=True),
-    Column("sensor_id", Integer, ForeignKey("sensors.id"), nullable=False),
+    # A change comes from a sensor or from a crawled webpage (a site crawl), never both.
+    Column("sensor_id", Integer, ForeignKey("sensors.id")),
     Column("company_id", Integer, ForeignKey("companies.id"), nullable=False),
     Column("surface", String(20), nullable=False),
     Column("kind", String(12), nullable=False),
@@ -436,7 +437,9 @@ change_inbox = Table(
     _ts("delivered_at"),
     Column("attempts", Integer, nullable=False, default=0),
     Column("last_error", Text),
+    Column("webpage_id", Integer, ForeignKey("webpages.id")),
     CheckConstraint("status IN ('pending', 'delivered')", name="status_known"),
+    CheckConstraint("(sensor_id IS NULL) <> (webpage_id IS NULL)", name="one_source"),
     Index(None, "status", "detected_at"),
 )
 

@@ -15,6 +15,7 @@ from sqlalchemy import ColumnElement, and_, func, insert, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
+from catlas_assets.domain.pipeline_data import InboxEntry
 from catlas_assets.domain.vocabulary import CrawlStatus, ProcessingStatus
 from resources.state.schema import (
     companies,
@@ -24,7 +25,7 @@ from resources.state.schema import (
     run_events,
     webpages,
 )
-from resources.state.store import StateStore, _jsonable
+from resources.state.store import StateStore, _jsonable, add_to_inbox
 
 Row = dict[str, Any]
 
@@ -79,11 +80,15 @@ def _scoped(hosts: Sequence[str], path_regex: str | None) -> ColumnElement[bool]
 
 # -- the queue -------------------------------------------------------------------------
 def insert_urls(store: StateStore, urls: Iterable[str], now: datetime) -> None:
-    """Insert-or-ignore: a URL that already has a row keeps whatever status it had."""
+    """Insert-or-ignore: a URL that already has a row keeps whatever status it had.
+
+    In sorted order: pages crawled at once insert overlapping links, and on PostgreSQL two
+    transactions taking the same keys in opposite orders would deadlock.
+    """
     rows = [
         {"url": u, "crawl_status": CrawlStatus.PENDING.value, "snapshot_version": 0,
          "created_at": now, "updated_at": now}
-        for u in dict.fromkeys(urls)
+        for u in sorted(set(urls))
     ]  # fmt: skip
     if not rows:
         return
@@ -255,9 +260,11 @@ def commit_page(
     lake_rows: Mapping[str, list[Row]],
     run_id: str,
     now: datetime,
+    inbox: Sequence[InboxEntry] = (),
     only_if_processing: bool = False,
 ) -> bool:
-    """One URL's outcome in one transaction: its row, its run events, its lake rows.
+    """One URL's outcome in one transaction: its row, its run events, its lake rows and
+    the pending changes it adds to the inbox (delivered like a sensor's).
 
     `only_if_processing` makes the row update conditional on this run's hand-off still
     being in place, so a row a worker already advanced is never overwritten.
@@ -281,6 +288,8 @@ def commit_page(
                     run_id=run_id, payload=_jsonable(payload), created_at=now
                 )
             )
+        for entry in inbox:
+            add_to_inbox(conn, entry, webpage_id=page_id)
     return True
 
 

@@ -396,19 +396,7 @@ class StateStore:
                 )
             )
         for entry in inbox:
-            conn.execute(
-                insert(change_inbox).values(
-                    change_id=entry.change_id,
-                    sensor_id=entry.sensor_id,
-                    company_id=entry.company_id,
-                    surface=entry.surface,
-                    kind=entry.kind,
-                    significance=entry.significance,
-                    summary=without_nul(entry.summary),
-                    detected_at=entry.detected_at,
-                    status="pending",
-                )
-            )
+            add_to_inbox(conn, entry)
         for item in review:
             self._open_review(conn, item, now)
         return True
@@ -647,3 +635,22 @@ def _default(value: Any) -> Any:
     if isinstance(value, bytes):
         return value.decode("utf-8", errors="replace")
     raise TypeError(f"cannot store {type(value).__name__} as JSON")
+
+
+def add_to_inbox(conn: Connection, entry: InboxEntry, *, webpage_id: int | None = None) -> None:
+    """A pending change waits in the inbox; a webpage's change names the page, not a sensor
+    (`entry.sensor_id` is then the page's id, as `observe` saw it)."""
+    conn.execute(
+        insert(change_inbox).values(
+            change_id=entry.change_id,
+            sensor_id=None if webpage_id is not None else entry.sensor_id,
+            webpage_id=webpage_id,
+            company_id=entry.company_id,
+            surface=entry.surface,
+            kind=entry.kind,
+            significance=entry.significance,
+            summary=without_nul(entry.summary),
+            detected_at=entry.detected_at,
+            status="pending",
+        )
+    )

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from aiohttp import web as aioweb
 
 from catlas_assets.cli import main
 from catlas_assets.services import catalog
@@ -20,6 +17,7 @@ from catlas_assets.services.sensor_run import run_one
 from fixture_web import at_day
 from resources.state import inbox
 from resources.state.connector_stats import all_stats
+from tests.webhook_receiver import Receiver
 
 WEB = Path(__file__).resolve().parents[2] / "fixtures" / "web"
 
@@ -50,52 +48,6 @@ def test_a_response_in_the_wrong_shape_fails_as_schema_and_counts_in_the_connect
     assert obs == ("SCHEMA",)
     stats = all_stats(runtime.store)["greenhouse"]["stats"]
     assert stats["runs"] == 1 and stats["schema_failures"] == 1
-
-
-class Receiver:
-    """A local webhook that refuses the first delivery of each change, then accepts."""
-
-    def __init__(self) -> None:
-        self.received: list[tuple[str, dict]] = []
-        self.refused: set[str] = set()
-        self.loop = asyncio.new_event_loop()
-        self.ready = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-
-    async def _handle(self, request: aioweb.Request) -> aioweb.Response:
-        key = request.headers["Idempotency-Key"]
-        body = await request.json()
-        if key not in self.refused:
-            self.refused.add(key)
-            return aioweb.Response(status=503)
-        self.received.append((key, body))
-        return aioweb.Response(status=200, text="ok")
-
-    def _run(self) -> None:
-        asyncio.set_event_loop(self.loop)
-        app = aioweb.Application()
-        app.router.add_post("/hook", self._handle)
-        self.runner = aioweb.AppRunner(app)
-        self.loop.run_until_complete(self.runner.setup())
-        site = aioweb.TCPSite(self.runner, "127.0.0.1", 0)
-        self.loop.run_until_complete(site.start())
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        self.ready.set()
-        self.loop.run_forever()
-
-    def __enter__(self) -> Receiver:
-        self.thread.start()
-        self.ready.wait(10)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(10)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/hook"
 
 
 @pytest.fixture

@@ -216,9 +216,10 @@ SCHEDULER_CHANGES = {
     ("cadence-works.com", "/retired-line", 2),
     ("cadence-works.com", "/cache", 4),
 }
-# The site-crawl fixture (inkwell-press.com): a page that fails on day 1 and recovers, and a
-# post edited on day 1 (tests/site_crawl).
+# The site-crawl fixture (inkwell-press.com): a page that fails on day 1 and recovers, a
+# post edited on day 1 and a news listing that gains an item on day 1 (tests/site_crawl).
 SITE_CRAWL_CHANGES = {
+    ("inkwell-press.com", "/news", 1),
     ("inkwell-press.com", "/blog/flaky", 1),
     ("inkwell-press.com", "/blog/flaky", 2),
     ("inkwell-press.com", "/blog/flaky", 3),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from catlas_assets.services import lake_checks
 from catlas_assets.services.crawl_configs import config_webpages, run_events
 from catlas_assets.services.sql import query
 from tests.conftest import Sim
@@ -60,6 +61,10 @@ def test_observations_and_snapshots_carry_the_webpage_id(crawl_sim: Sim, crawl: 
         crawl_sim.runtime, f"SELECT count(*) FROM run_events WHERE run_id = '{report.run_id}'"
     ).rows
     assert events[0][0] == len(run_events(crawl_sim.runtime, report.run_id)) > 45
+    # Two redirect origins write events but no observation: the run's own count is checked.
+    for partition in crawl_sim.runtime.lake.partitions("observations"):
+        finding = lake_checks.counts_match_runs(crawl_sim.runtime, partition)
+        assert finding.passed and finding.metadata["runs_compared"] == 1, finding.metadata
 
 
 def test_a_changed_new_recrawl_of_an_unchanged_site_reprocesses_nothing(

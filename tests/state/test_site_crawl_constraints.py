@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 from sqlalchemy import insert, select, update
 from sqlalchemy.exc import IntegrityError
-from state_rows import NOW
+from state_rows import NOW, SensorFactory
 
 from resources.state import site_crawl_store as pages
-from resources.state.schema import crawl_configs, crawl_runs, run_events, webpages
+from resources.state.schema import change_inbox, crawl_configs, crawl_runs, run_events, webpages
 from resources.state.store import StateStore
 
 
@@ -151,3 +151,20 @@ def test_config_names_are_unique(store: StateStore, config_id: int, company_id: 
         surface="blog", created_at=NOW, updated_at=NOW,
     )  # fmt: skip
     assert _refused(store, again)
+
+
+def test_an_inbox_change_names_a_sensor_or_a_webpage_never_both_nor_neither(
+    store: StateStore, company_id: int, add_sensor: SensorFactory
+) -> None:
+    sensor, page = add_sensor(), _page(store)
+
+    def change(change_id: str, **source: int) -> Any:
+        return insert(change_inbox).values(
+            change_id=change_id, company_id=company_id, surface="blog", kind="major",
+            significance=0.8, summary="s", detected_at=NOW, status="pending", **source,
+        )  # fmt: skip
+
+    assert _refused(store, change("neither"))
+    assert _refused(store, change("both", sensor_id=sensor, webpage_id=page))
+    assert not _refused(store, change("page", webpage_id=page))
+    assert not _refused(store, change("sensor", sensor_id=sensor))

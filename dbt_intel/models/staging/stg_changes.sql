@@ -15,6 +15,7 @@ select
     cast(change_id as varchar) as change_id,
     cast(run_id as varchar) as run_id,
     cast(sensor_id as bigint) as sensor_id,
+    cast(webpage_id as bigint) as webpage_id,
     cast(company_id as bigint) as company_id,
     cast(surface as varchar) as surface,
     cast(snapshot_id as varchar) as snapshot_id,

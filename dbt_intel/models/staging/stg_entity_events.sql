@@ -15,6 +15,7 @@ select
     cast(run_id as varchar) as run_id,
     cast(company_id as bigint) as company_id,
     cast(sensor_id as bigint) as sensor_id,
+    cast(webpage_id as bigint) as webpage_id,
     cast(entity_type as varchar) as entity_type,
     cast(entity_key as varchar) as entity_key,
     cast(coalesce(entity_label, entity_key) as varchar) as entity_label,

@@ -124,7 +124,7 @@ def test_the_asset_graph_puts_dbt_models_downstream_of_the_lake_assets() -> None
     assert {"stg_changes", "stg_companies", "stg_sensors"} <= parents["company_change_feed"]
     for mart in MARTS:
         assert mart in parents
-    schedule = defs.get_schedule_def("dbt_build_schedule")
+    schedule = defs.resolve_schedule_def("dbt_build_schedule")
     assert schedule.cron_schedule == "30 3 * * *"
 
 

@@ -20,7 +20,7 @@ AT = datetime(2026, 3, 10, 4, 30, tzinfo=UTC)
 
 
 def _requests(name: str, when: datetime) -> list[dg.RunRequest]:
-    schedule = defs.get_schedule_def(name)
+    schedule = defs.resolve_schedule_def(name)
     with dg.build_schedule_context(scheduled_execution_time=when) as context:
         result = schedule.evaluate_tick(context)
     return list(result.run_requests or [])
@@ -41,7 +41,7 @@ def test_daily_entities_asks_for_yesterday() -> None:
     [("maintenance_schedule", "maintenance"), ("budgets_reset_schedule", "budgets_reset")],
 )
 def test_daily_schedules_request_their_job(name: str, job: str) -> None:
-    assert defs.get_schedule_def(name).job_name == job
+    assert defs.resolve_schedule_def(name).job_name == job
     [request] = _requests(name, AT)
     assert request.partition_key is None
 

@@ -7,9 +7,12 @@ Wayfarer Tools' /careers answers 301 → /company/careers from day 3
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from catlas_assets.services import catalog
 from catlas_assets.services.runtime import Runtime
 from catlas_assets.services.sensor_run import run_one
+from catlas_assets.services.tick import run_tick
 from fixture_web import FixtureWeb, at_day
 from resources.state import repair_store
 
@@ -75,3 +78,26 @@ def test_a_move_onto_a_retired_sensors_url_stays_put(
     assert sensor["consecutive_failures"] == 0
     assert runtime.store.list_review(kind="sensor_retired") == []
     assert runtime.store.sensor(there)["url"] == NEW
+
+
+def test_a_tick_commits_the_clash_beside_other_runs_of_its_group(
+    make_runtime, web: FixtureWeb, database_url: str
+) -> None:
+    # Runs commit in groups: a clash that broke the uniqueness would undo the whole group.
+    runtime = make_runtime(database_url, commit_group_runs=8, commit_group_ms=200)
+    moving, there = _two_sensors(runtime)
+    other = catalog.add_company(runtime, name="Kestrel Labs", website="http://kestrel-labs.com")
+    bystander = catalog.add_sensor(
+        runtime, company_id=other, surface="pricing", url="http://kestrel-labs.com/pricing"
+    )
+    reports = []
+    while runtime.clock.now() < at_day(6):
+        reports.append(run_tick(runtime).report)
+        web.set_now(runtime.clock.advance(timedelta(hours=6)))
+
+    assert {r.outcome.value for r in reports} == {"success"}, [r.summary_line for r in reports]
+    duplicate = runtime.store.sensor(moving)
+    assert duplicate["status"] == "retired" and duplicate["config"]["duplicate_of"] == there
+    assert runtime.store.sensor(there)["url"] == NEW
+    kept = runtime.store.sensor(bystander)
+    assert kept["status"] == "active" and kept["last_success_at"] >= duplicate["retired_at"]

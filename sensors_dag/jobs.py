@@ -5,7 +5,6 @@ import dagster as dg
 from catlas_assets.defs.crawl_stats import stats_metadata
 from catlas_assets.defs.dimensions import dimensions
 from catlas_assets.defs.history import REPROCESS_TAG, history_assets
-from catlas_assets.defs.partitions import hourly_partitions
 from catlas_assets.defs.resources import CatlasResource
 from catlas_assets.defs.verdict_metadata import tag_run
 from catlas_assets.domain.vocabulary import RunKind, RunOutcome
@@ -47,7 +46,6 @@ def crawl_tick() -> None:
 compaction_job = dg.define_asset_job(
     "compact_lake",
     selection=dg.AssetSelection.assets(*history_assets, dimensions),
-    partitions_def=hourly_partitions,
     description=(
         "Compact one hour of the history tables (and run their checks); refresh the dimensions."
     ),
@@ -57,7 +55,6 @@ compaction_job = dg.define_asset_job(
 reprocess_job = dg.define_asset_job(
     "reprocess",
     selection=dg.AssetSelection.assets("snapshots", "changes", "entity_events"),
-    partitions_def=hourly_partitions,
     tags={REPROCESS_TAG: "true", "catlas/kind": "reprocess"},
     description=(
         "Re-derive snapshots, changes and entity_events of a range of hours from the archived "

@@ -4,14 +4,12 @@ batch of discover jobs), and a sensor that requests it while discover jobs are d
 import dagster as dg
 
 from catlas_assets.defs.discovery import discovery_asset
-from catlas_assets.defs.partitions import daily_partitions
 from catlas_assets.defs.resources import CatlasResource
 from sensors_dag.in_flight import runs_in_flight
 
 onboarding_job = dg.define_asset_job(
     "onboarding",
     selection=dg.AssetSelection.assets(discovery_asset),
-    partitions_def=daily_partitions,
     description="Discover a batch of pending companies and seed their sensors.",
     tags={"catlas/kind": "discovery"},
 )

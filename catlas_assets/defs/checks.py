@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import dagster as dg
 
+from catlas_assets.defs.dagster_previews import partitioned_checks
 from catlas_assets.defs.partitions import hourly_partitions, lake_partition
 from catlas_assets.defs.resources import CatlasResource
 from catlas_assets.services import lake_checks
@@ -21,37 +22,39 @@ Probe = Callable[[Runtime, str], Finding]
 def _partition_check(
     asset: str, name: str, description: str, probe: Probe
 ) -> dg.AssetChecksDefinition:
-    @dg.asset_check(
-        asset=asset,
-        name=name,
-        description=description,
-        partitions_def=hourly_partitions,
-        blocking=False,
-    )
-    def _check(
-        context: dg.AssetCheckExecutionContext, catlas: CatlasResource
-    ) -> dg.AssetCheckResult:
-        op = context.op_execution_context
-        keys = op.partition_keys if op.has_partition_key_range else [op.partition_key]
-        findings = {key: probe(catlas.runtime, lake_partition(key)) for key in keys}
-        if len(keys) == 1:
-            finding = findings[keys[0]]
-            return dg.AssetCheckResult(passed=finding.passed, metadata=finding.metadata)
-        for key, finding in findings.items():
-            context.op_execution_context.log_event(
-                dg.AssetCheckEvaluation(
-                    asset_key=dg.AssetKey(asset),
-                    check_name=name,
-                    passed=finding.passed,
-                    metadata=finding.metadata,
-                    partition=key,
-                )
-            )
-        failing = [key for key, finding in findings.items() if not finding.passed]
-        return dg.AssetCheckResult(
-            passed=not failing,
-            metadata={"partitions": len(keys), "failing_partitions": failing[:10]},
+    with partitioned_checks():  # preview in the pinned Dagster (dagster_previews.py)
+
+        @dg.asset_check(
+            asset=asset,
+            name=name,
+            description=description,
+            partitions_def=hourly_partitions,
+            blocking=False,
         )
+        def _check(
+            context: dg.AssetCheckExecutionContext, catlas: CatlasResource
+        ) -> dg.AssetCheckResult:
+            op = context.op_execution_context
+            keys = op.partition_keys if op.has_partition_key_range else [op.partition_key]
+            findings = {key: probe(catlas.runtime, lake_partition(key)) for key in keys}
+            if len(keys) == 1:
+                finding = findings[keys[0]]
+                return dg.AssetCheckResult(passed=finding.passed, metadata=finding.metadata)
+            for key, finding in findings.items():
+                context.op_execution_context.log_event(
+                    dg.AssetCheckEvaluation(
+                        asset_key=dg.AssetKey(asset),
+                        check_name=name,
+                        passed=finding.passed,
+                        metadata=finding.metadata,
+                        partition=key,
+                    )
+                )
+            failing = [key for key, finding in findings.items() if not finding.passed]
+            return dg.AssetCheckResult(
+                passed=not failing,
+                metadata={"partitions": len(keys), "failing_partitions": failing[:10]},
+            )
 
     return _check
 

@@ -6,6 +6,7 @@ per table and records the row counts (the checks are in `checks.py`).
 
 import dagster as dg
 
+from catlas_assets.defs.dagster_previews import asset_backfill_policy
 from catlas_assets.defs.partitions import hourly_partitions, lake_partition
 from catlas_assets.defs.resources import CatlasResource
 from catlas_assets.defs.table_schemas import lake_asset_metadata
@@ -46,30 +47,34 @@ def _history_asset(table: str) -> dg.AssetsDefinition:
         "entity_events": ["snapshots"],
     }.get(table, [])
 
-    @dg.asset(
-        name=table,
-        group_name=GROUP,
-        partitions_def=hourly_partitions,
-        deps=deps,
-        kinds={"parquet", "duckdb"},
-        owners=["team:catlas-data"],
-        metadata=lake_asset_metadata(table),
-        description=DESCRIPTIONS[table],
-        backfill_policy=dg.BackfillPolicy.single_run(),
-    )
-    def _asset(context: dg.AssetExecutionContext, catlas: CatlasResource) -> dg.MaterializeResult:
-        partitions = {lake_partition(key): key for key in context.partition_keys}
-        if context.run.tags.get(REPROCESS_TAG) == "true" and table == "snapshots":
-            return _reprocess(context, catlas, partitions)
-        # Under the compaction lease: never at the same time as a daemon's compaction.
-        with periodic.leased(catlas.runtime, "lake_compaction"):
-            figures = compaction.compact_hours(catlas.runtime, list(partitions), table)
-        # One metadata set per hour, so a range run stamps each hour with its own figures.
-        for hour in figures:
-            context.add_asset_metadata(
-                hour_metadata(hour), partition_key=partitions[hour.partition]
-            )
-        return dg.MaterializeResult()
+    with asset_backfill_policy():  # beta in the pinned Dagster (dagster_previews.py)
+
+        @dg.asset(
+            name=table,
+            group_name=GROUP,
+            partitions_def=hourly_partitions,
+            deps=deps,
+            kinds={"parquet", "duckdb"},
+            owners=["team:catlas-data"],
+            metadata=lake_asset_metadata(table),
+            description=DESCRIPTIONS[table],
+            backfill_policy=dg.BackfillPolicy.single_run(),
+        )
+        def _asset(
+            context: dg.AssetExecutionContext, catlas: CatlasResource
+        ) -> dg.MaterializeResult:
+            partitions = {lake_partition(key): key for key in context.partition_keys}
+            if context.run.tags.get(REPROCESS_TAG) == "true" and table == "snapshots":
+                return _reprocess(context, catlas, partitions)
+            # Under the compaction lease: never at the same time as a daemon's compaction.
+            with periodic.leased(catlas.runtime, "lake_compaction"):
+                figures = compaction.compact_hours(catlas.runtime, list(partitions), table)
+            # One metadata set per hour, so a range run stamps each hour with its own figures.
+            for hour in figures:
+                context.add_asset_metadata(
+                    hour_metadata(hour), partition_key=partitions[hour.partition]
+                )
+            return dg.MaterializeResult()
 
     return _asset
 

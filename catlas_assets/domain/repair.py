@@ -172,3 +172,44 @@ def follow_move(
     previous = [*(config.get("previous_urls") or []), url]
     moved = {k: v for k, v in config.items() if k not in ("moved_to", "redirect_url")}
     return {**moved, "previous_urls": previous}, True
+
+
+def onto_watched_url(
+    update: dict[str, Any],
+    *,
+    url: str,
+    holder_id: int,
+    holder_status: str,
+    now: datetime,
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """A move (`update["url"]`) onto a URL another sensor of the same company and surface
+    holds: (company, surface, url) is unique, so the sensor cannot take it.
+
+    A live holder watches that page already: this sensor is its duplicate and retires in
+    its favour (`config.duplicate_of`); the returned detail is for a `sensor_retired`
+    item. A retired holder keeps its URL and history: this sensor stays where it is,
+    still following the redirect, and the move is tried again on the next run.
+    """
+    target = update["url"]
+    config = dict(update.get("config") or {})
+    previous = list(config.pop("previous_urls", None) or [])
+    if previous and previous[-1] == url:  # follow_move's record of this move: not made
+        previous.pop()
+    if previous:
+        config["previous_urls"] = previous
+    kept = {k: v for k, v in update.items() if k != "url"}
+    if SensorStatus(holder_status) is SensorStatus.RETIRED:
+        return {**kept, "config": {**config, "moved_to": target}}, None
+    retired = {
+        **kept,
+        "status": SensorStatus.RETIRED,
+        "retired_at": now,
+        "config": {**config, "duplicate_of": holder_id},
+    }
+    detail = {
+        "from": url,
+        "to": target,
+        "duplicate_of": holder_id,
+        "reason": f"moved permanently to {target}, which sensor {holder_id} watches already",
+    }
+    return retired, detail

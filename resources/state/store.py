@@ -34,7 +34,8 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, OperationalError
 
 from catlas_assets.domain.pipeline_data import InboxEntry, LedgerCharge, ReviewItem
-from catlas_assets.domain.vocabulary import CLAIMABLE_STATUSES, ReviewStatus
+from catlas_assets.domain.repair import onto_watched_url
+from catlas_assets.domain.vocabulary import CLAIMABLE_STATUSES, ReviewKind, ReviewStatus
 from catlas_assets.errors import CatlasError, NotFoundError, StorageError
 from resources.state import migrate
 from resources.state.schema import (
@@ -382,6 +383,8 @@ class StateStore:
     ) -> bool:
         """One run's writes inside the caller's transaction; False (nothing written) when
         the claim was lost."""
+        if "url" in sensor_update:
+            sensor_update, review = self._settle_move(conn, sensor_id, sensor_update, review, now)
         result = conn.execute(
             update(sensors)
             .where(sensors.c.id == sensor_id, sensors.c.claimed_by == worker)
@@ -400,6 +403,45 @@ class StateStore:
         for item in review:
             self._open_review(conn, item, now)
         return True
+
+    def _settle_move(
+        self,
+        conn: Connection,
+        sensor_id: int,
+        sensor_update: Mapping[str, Any],
+        review: Iterable[ReviewItem],
+        now: datetime,
+    ) -> tuple[Mapping[str, Any], list[ReviewItem]]:
+        """A same-domain move onto a URL another sensor of the company and surface holds
+        would break their uniqueness (and the whole commit group): domain/repair decides."""
+        me = conn.execute(
+            select(sensors.c.company_id, sensors.c.surface, sensors.c.url).where(
+                sensors.c.id == sensor_id
+            )
+        ).first()
+        items = list(review)
+        if me is None:
+            return sensor_update, items
+        holder = conn.execute(
+            select(sensors.c.id, sensors.c.status).where(
+                sensors.c.company_id == me.company_id,
+                sensors.c.surface == me.surface,
+                sensors.c.url == sensor_update["url"],
+                sensors.c.id != sensor_id,
+            )
+        ).first()
+        if holder is None:
+            return sensor_update, items
+        settled, retired = onto_watched_url(
+            dict(sensor_update),
+            url=me.url,
+            holder_id=holder.id,
+            holder_status=holder.status,
+            now=now,
+        )
+        if retired is not None:
+            items.append(ReviewItem(ReviewKind.SENSOR_RETIRED, sensor_id, me.company_id, retired))
+        return settled, items
 
     def _open_review(self, conn: Connection, item: ReviewItem, now: datetime) -> None:
         existing = conn.execute(

@@ -3,6 +3,7 @@ materializing an hour of the history assets compacts the lake and records counts
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import dagster as dg
@@ -124,7 +125,7 @@ def test_materializing_an_hour_compacts_files_and_reports_row_counts(
 
 def test_due_sensors_sensor_requests_one_tick_per_window(configured: CatlasResource) -> None:
     instance = dg.DagsterInstance.ephemeral()
-    sensor = defs.get_sensor_def("due_sensors")
+    sensor = defs.resolve_sensor_def("due_sensors")
     with dg.build_sensor_context(instance=instance, resources={"catlas": configured}) as context:
         result = sensor(context)
     assert isinstance(result, dg.SensorResult)
@@ -134,7 +135,7 @@ def test_due_sensors_sensor_requests_one_tick_per_window(configured: CatlasResou
 
 def test_due_sensors_sensor_skips_when_nothing_is_due(configured: CatlasResource) -> None:
     assert crawl_tick.execute_in_process(resources={"catlas": configured}).success
-    sensor = defs.get_sensor_def("due_sensors")
+    sensor = defs.resolve_sensor_def("due_sensors")
     with dg.build_sensor_context(
         instance=dg.DagsterInstance.ephemeral(), resources={"catlas": configured}
     ) as context:
@@ -142,3 +143,27 @@ def test_due_sensors_sensor_skips_when_nothing_is_due(configured: CatlasResource
     assert not result.run_requests
     assert result.skip_reason is not None
     assert result.skip_reason.skip_message == "no sensor is due"
+
+
+def test_partitioned_checks_and_single_run_assets_build_without_preview_warnings() -> None:
+    from catlas_assets.defs import checks, dagster_previews, history
+    from catlas_assets.services import lake_checks
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        built = checks._partition_check(
+            "observations", "probe", "a probe", lambda r, p: lake_checks.unique_ids(r, "x", p)
+        )
+        asset = history._history_asset("observations")
+    assert [str(w.message) for w in caught] == []
+    (spec,) = built.check_specs
+    assert spec.partitions_def is not None  # still partitioned: only the warning is gone
+    assert asset.backfill_policy == dg.BackfillPolicy.single_run()
+
+    # Narrow: any other preview or beta warning still reaches the user.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with dagster_previews.partitioned_checks(), dagster_previews.asset_backfill_policy():
+            warnings.warn("another preview API", dg.PreviewWarning, stacklevel=1)
+            warnings.warn("another beta API", dg.BetaWarning, stacklevel=1)
+    assert [str(w.message) for w in caught] == ["another preview API", "another beta API"]

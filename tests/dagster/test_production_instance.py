@@ -1,7 +1,8 @@
 """The documented production instance (dagster_home/dagster.prod.yaml) loaded for real:
 dagster-postgres storage in its own database on the real PostgreSQL, the queued run
 coordinator with its tag limits, compute logs on S3 through dagster-aws (a local S3
-server); a job run on it is read back by a second instance from the same file."""
+server); a job run on it, and a range run's per-hour materializations, are read back by a
+second instance from the same file."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import os
 import secrets
 import shutil
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import boto3
@@ -20,6 +22,9 @@ from sqlalchemy.engine import make_url
 
 from catlas_assets.definitions import defs
 from catlas_assets.defs.resources import CatlasResource
+from catlas_assets.services import catalog
+from catlas_assets.services.sensor_run import run_one
+from fixture_web import DEFAULT_NOW, FixtureWeb
 from tests.conftest import PG_ADMIN_URL
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,9 +54,11 @@ def s3() -> Iterator[str]:
     server.stop()
 
 
-def test_production_instance_runs_a_job_and_reads_it_back(
+@pytest.fixture
+def production_home(
     tmp_path: Path, dagster_database: str, s3: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+) -> Path:
+    """A DAGSTER_HOME holding the production file, its environment set (local S3 server)."""
     for name, value in {
         "AWS_ACCESS_KEY_ID": "test",
         "AWS_SECRET_ACCESS_KEY": "test",
@@ -67,6 +74,13 @@ def test_production_instance_runs_a_job_and_reads_it_back(
     home.mkdir()
     shutil.copyfile(PROD, home / "dagster.yaml")
     monkeypatch.setenv("DAGSTER_HOME", str(home))
+    return home
+
+
+def test_production_instance_runs_a_job_and_reads_it_back(
+    tmp_path: Path, production_home: Path
+) -> None:
+    home = production_home
     resource = CatlasResource(state_dir=str(tmp_path / "state"))
 
     with dg.DagsterInstance.from_config(str(home)) as instance:
@@ -97,3 +111,50 @@ def test_production_instance_runs_a_job_and_reads_it_back(
             r.event_log_entry.dagster_event_type == dg.DagsterEventType.RUN_SUCCESS for r in steps
         )
     assert os.environ["DAGSTER_PG_URL"].startswith("postgresql+psycopg2://")
+
+
+def test_a_range_run_on_the_production_instance_keeps_each_hours_figures(
+    tmp_path: Path, production_home: Path, web: FixtureWeb, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three hours compacted in one run on PostgreSQL storage; a second instance reads one
+    materialization per hour back, each with its own rows (2 in the watched hour, else 0)."""
+    monkeypatch.setenv("CATLAS_NOW", DEFAULT_NOW.isoformat())
+    monkeypatch.setenv("CATLAS_DOMAIN_SPACING_S", "0")
+    resource = CatlasResource(
+        state_dir=str(tmp_path / "state"), hosts=str(web.write_hosts_file(tmp_path / "hosts"))
+    )
+    runtime = resource.build()
+    try:
+        company = catalog.add_company(
+            runtime, name="Kestrel Labs", website="http://kestrel-labs.com", tier=1
+        )
+        for surface in ("pricing", "careers"):
+            sensor = catalog.add_sensor(
+                runtime,
+                company_id=company,
+                surface=surface,
+                url=f"http://kestrel-labs.com/{surface}",
+            )
+            run_one(runtime, sensor, force=True)
+    finally:
+        runtime.close()
+    hour = DEFAULT_NOW.replace(minute=0, second=0, microsecond=0)
+    keys = [(hour + timedelta(hours=h)).strftime("%Y-%m-%d-%H:00") for h in (-1, 0, 1)]
+    with dg.DagsterInstance.from_config(str(production_home)) as instance:
+        result = defs.resolve_job_def("compact_lake").execute_in_process(
+            instance=instance,
+            resources={"catlas": resource},
+            tags={
+                "dagster/asset_partition_range_start": keys[0],
+                "dagster/asset_partition_range_end": keys[-1],
+            },
+        )
+        assert result.success
+    with dg.DagsterInstance.from_config(str(production_home)) as again:
+        records = again.fetch_materializations(dg.AssetKey("observations"), limit=10).records
+        rows = {
+            r.asset_materialization.partition: r.asset_materialization.metadata["rows"].value
+            for r in records
+            if r.run_id == result.run_id and r.asset_materialization is not None
+        }
+    assert rows == {keys[0]: 0, keys[1]: 2, keys[2]: 0}

@@ -13,14 +13,18 @@ from catlas_assets.cli.runless import report_tick
 from catlas_assets.definitions import defs
 from catlas_assets.defs.resources import CatlasResource
 from catlas_assets.domain.vocabulary import RunOutcome, Stop
+from catlas_assets.services import catalog
 from catlas_assets.services.runs import RunReport
+from catlas_assets.services.sensor_run import run_one
+from fixture_web import DEFAULT_NOW, FixtureWeb
+from resources.lake import partition_of
 from sensors_dag.maintenance import prune_runs
 
 AT = datetime(2026, 3, 10, 4, 30, tzinfo=UTC)
 
 
 def _requests(name: str, when: datetime) -> list[dg.RunRequest]:
-    schedule = defs.get_schedule_def(name)
+    schedule = defs.resolve_schedule_def(name)
     with dg.build_schedule_context(scheduled_execution_time=when) as context:
         result = schedule.evaluate_tick(context)
     return list(result.run_requests or [])
@@ -41,7 +45,7 @@ def test_daily_entities_asks_for_yesterday() -> None:
     [("maintenance_schedule", "maintenance"), ("budgets_reset_schedule", "budgets_reset")],
 )
 def test_daily_schedules_request_their_job(name: str, job: str) -> None:
-    assert defs.get_schedule_def(name).job_name == job
+    assert defs.resolve_schedule_def(name).job_name == job
     [request] = _requests(name, AT)
     assert request.partition_key is None
 
@@ -70,6 +74,41 @@ def test_maintenance_prunes_old_runs_and_keeps_recent_ones(resource: CatlasResou
         assert deleted == 2
         assert not instance.has_run(old.run_id)
         assert instance.get_records_for_run(old.run_id).records == []
+
+
+def test_maintenance_merges_an_hours_small_files(
+    tmp_path: Path, web: FixtureWeb, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CATLAS_NOW", DEFAULT_NOW.isoformat())
+    monkeypatch.setenv("CATLAS_DOMAIN_SPACING_S", "0")
+    resource = CatlasResource(
+        state_dir=str(tmp_path / "state"), hosts=str(web.write_hosts_file(tmp_path / "hosts"))
+    )
+    hour = partition_of(DEFAULT_NOW)
+    runtime = resource.build()
+    try:
+        company = catalog.add_company(
+            runtime, name="Kestrel Labs", website="http://kestrel-labs.com", tier=1
+        )
+        sensor = catalog.add_sensor(
+            runtime, company_id=company, surface="pricing", url="http://kestrel-labs.com/pricing"
+        )
+        for _ in range(2):  # two runs in one hour: two small files
+            run_one(runtime, sensor, force=True)
+        assert len(runtime.lake.files("observations", hour)) == 2
+    finally:
+        runtime.close()
+    with dg.instance_for_test() as instance:
+        result = defs.resolve_job_def("maintenance").execute_in_process(
+            instance=instance, resources={"catlas": resource}
+        )
+    assert result.success and result.output_for_node("compact_small_files") >= 1
+    runtime = resource.build()
+    try:
+        assert len(runtime.lake.files("observations", hour)) == 1
+        assert runtime.lake.read("observations", hour).num_rows == 2
+    finally:
+        runtime.close()
 
 
 def test_budgets_reset_starts_the_new_day(resource: CatlasResource) -> None:

@@ -1,9 +1,13 @@
 """`catlas ui` for real: the webserver and the daemon over a small demo-like state, the code
-location LOADED with its assets, jobs, sensors and schedules over GraphQL, and a reprocess
-backfill of three hours submitted through GraphQL that the daemon runs to success."""
+location LOADED with its assets, jobs, sensors and schedules over GraphQL, and two backfills
+of three hours submitted through GraphQL that the daemon runs to success: the `reprocess`
+job's and one of the history assets. Each is ONE run (the assets' single-run backfill
+policy), and the instance it wrote holds one materialization per hour with that hour's own
+figures (the ones `catlas sql` counts) and one check evaluation per hour."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -13,9 +17,12 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import dagster as dg
 import httpx
 import pytest
+from click.testing import CliRunner
 
+from catlas_assets.cli import cli
 from catlas_assets.services import catalog
 from catlas_assets.services.runtime import Runtime
 from catlas_assets.services.sensor_run import run_one
@@ -78,9 +85,9 @@ def _wait_for(check, what: str, process: subprocess.Popen) -> object:  # type: i
 
 
 @pytest.fixture
-def state(tmp_path: Path) -> Path:
+def seeded(tmp_path: Path) -> tuple[Path, datetime]:
     """Kestrel Labs watched once two hours ago (the UI runs on the wall clock, and an hourly
-    partition exists once its hour has ended)."""
+    partition exists once its hour has ended): the state and the hour it was watched in."""
     state = tmp_path / ".catlas"
     now = datetime.now(UTC) - timedelta(hours=2)
     with FixtureWeb(now=now) as web:
@@ -103,10 +110,61 @@ def state(tmp_path: Path) -> Path:
                 run_one(runtime, sensor, force=True)
         finally:
             runtime.close()
-    return state
+    return state, now.replace(minute=0, second=0, microsecond=0)
 
 
-def test_ui_serves_the_location_and_runs_a_reprocess_backfill(state: Path) -> None:
+def _backfill(base: str, params: dict, process: subprocess.Popen) -> dict:
+    """Launch a backfill over GraphQL and wait until the daemon has run all its runs."""
+    launched = _graphql(base, LAUNCH, {"params": params})["launchPartitionBackfill"]
+    assert launched["__typename"] == "LaunchBackfillSuccess", launched
+    backfill_id = launched["backfillId"]
+
+    def finished() -> dict | None:
+        backfill = _graphql(base, BACKFILL, {"id": backfill_id})["partitionBackfillOrError"]
+        runs = backfill["runs"]
+        done = runs and all(r["status"] in ("SUCCESS", "FAILURE", "CANCELED") for r in runs)
+        return backfill if backfill["status"] not in ("REQUESTED",) and done else None
+
+    return _wait_for(finished, f"backfill {backfill_id}", process)  # type: ignore[return-value]
+
+
+def _one_run(backfill: dict, keys: list[str]) -> dict[str, str]:
+    """The backfill ran as one run over the whole range; that run's tags."""
+    (run,) = backfill["runs"]
+    assert run["status"] == "SUCCESS", backfill
+    tags = {t["key"]: t["value"] for t in run["tags"]}
+    assert tags["dagster/asset_partition_range_start"] == keys[0]
+    assert tags["dagster/asset_partition_range_end"] == keys[-1]
+    return tags
+
+
+def _per_hour(instance: dg.DagsterInstance, asset: str, run_id: str) -> dict[str, dict]:
+    records = instance.fetch_materializations(dg.AssetKey(asset), limit=1000).records
+    found = {}
+    for record in records:
+        if record.run_id == run_id:
+            mat = record.asset_materialization
+            assert mat is not None and mat.partition is not None
+            found[mat.partition] = {k: v.value for k, v in mat.metadata.items()}
+    return found
+
+
+def _sql_per_hour(state: Path, table: str, column: str) -> dict[str, int]:
+    query = (
+        f"SELECT strftime(timezone('UTC', {column}), '%Y-%m-%d-%H:00') AS hour, count(*) AS n FROM {table} "
+        "GROUP BY 1 ORDER BY 1"
+    )
+    shown = CliRunner().invoke(
+        cli, ["sql", "--format", "json", query], env={"CATLAS_STATE_DIR": str(state)}
+    )
+    assert shown.exit_code == 0, shown.output
+    return {row["hour"]: row["n"] for row in json.loads(shown.output)}
+
+
+def test_ui_serves_the_location_and_runs_single_run_backfills(
+    seeded: tuple[Path, datetime],
+) -> None:
+    state, seeded_hour = seeded
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("CATLAS_")}
     env.update(CATLAS_STATE_DIR=str(state), CATLAS_UI_PORT=str(port), DAGSTER_HOME="")
@@ -136,38 +194,64 @@ def test_ui_serves_the_location_and_runs_a_reprocess_backfill(state: Path) -> No
             s["name"] for s in repo["schedules"]
         }
 
-        hour = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
-        keys = [(hour - timedelta(hours=h)).strftime("%Y-%m-%d-%H:00") for h in (3, 2, 1)]
-        params = {
-            "selector": {
-                "partitionSetName": "reprocess_partition_set",
-                "repositorySelector": {
-                    "repositoryLocationName": "catlas",
-                    "repositoryName": repo["name"],
+        # The hour the sensors were watched in, between two empty hours.
+        keys = [(seeded_hour + timedelta(hours=h)).strftime("%Y-%m-%d-%H:00") for h in (-1, 0, 1)]
+        repository = {"repositoryLocationName": "catlas", "repositoryName": repo["name"]}
+        reprocessed = _backfill(
+            base,
+            {
+                "selector": {
+                    "partitionSetName": "reprocess_partition_set",
+                    "repositorySelector": repository,
                 },
+                "partitionNames": keys,
             },
-            "partitionNames": keys,
-        }
-        launched = _graphql(base, LAUNCH, {"params": params})["launchPartitionBackfill"]
-        assert launched["__typename"] == "LaunchBackfillSuccess", launched
-        backfill_id = launched["backfillId"]
-
-        def finished() -> dict | None:
-            backfill = _graphql(base, BACKFILL, {"id": backfill_id})["partitionBackfillOrError"]
-            runs = backfill["runs"]
-            done = runs and all(r["status"] in ("SUCCESS", "FAILURE", "CANCELED") for r in runs)
-            return backfill if backfill["status"] != "REQUESTED" and done else None
-
-        backfill = _wait_for(finished, "the reprocess backfill", process)
-        statuses = [r["status"] for r in backfill["runs"]]  # type: ignore[index]
-        assert statuses and set(statuses) == {"SUCCESS"}, backfill
-        outcomes = {
-            t["value"]
-            for r in backfill["runs"]  # type: ignore[index]
-            for t in r["tags"]
-            if t["key"] == "catlas/outcome"
-        }
-        assert outcomes == {"success"}
+            process,
+        )
+        reprocess_tags = _one_run(reprocessed, keys)
+        assert reprocess_tags["catlas/outcome"] == "success"
+        compacted = _backfill(
+            base,
+            {
+                "assetSelection": [{"path": [t]} for t in ("observations", "snapshots")],
+                "partitionNames": keys,
+            },
+            process,
+        )
+        compact_tags = _one_run(compacted, keys)
     finally:
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=60)
+
+    # What the daemon's runs wrote, read back from the instance once the servers are down.
+    with dg.DagsterInstance.from_config(str(state / "dagster")) as instance:
+        runs = {r.tags.get("dagster/backfill"): r.run_id for r in instance.get_runs()}
+        reprocess_run = runs[reprocess_tags["dagster/backfill"]]
+        compact_run = runs[compact_tags["dagster/backfill"]]
+        snapshots = _sql_per_hour(state, "snapshots", "captured_at")
+        observations = _sql_per_hour(state, "observations", "fetched_at")
+        assert snapshots[keys[1]] == 2 and observations[keys[1]] == 2
+
+        rederived = _per_hour(instance, "snapshots", reprocess_run)
+        assert sorted(rederived) == keys
+        for key in keys:
+            assert rederived[key]["rows"] == snapshots.get(key, 0)
+            assert rederived[key]["snapshots/rows_old"] == rederived[key]["snapshots/rows_new"]
+        for asset, counted in (("observations", observations), ("snapshots", snapshots)):
+            hours = _per_hour(instance, asset, compact_run)
+            assert {key: hours[key]["rows"] for key in keys} == {
+                key: counted.get(key, 0) for key in keys
+            }, asset
+        assert _per_hour(instance, "observations", compact_run)[keys[0]]["bytes"] == 0
+
+        evaluations = instance.get_records_for_run(
+            reprocess_run, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION, limit=1000
+        ).records
+        checked = {
+            (
+                e.event_log_entry.dagster_event.asset_check_evaluation_data.check_name,
+                e.event_log_entry.dagster_event.asset_check_evaluation_data.partition,
+            )
+            for e in evaluations
+        }
+        assert {("snapshots_unique_ids", key) for key in keys} <= checked

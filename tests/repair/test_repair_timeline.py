@@ -1,11 +1,13 @@
 """Repair on the fixture timeline: Wayfarer Tools' pages move or break on day 3
 (fixtures/repair_scenarios.toml), the scheduler ticks every 6 hours and repair looks at
-the sensors it is due for. The fixture server's request log witnesses each attempt."""
+the sensors it is due for. The fixture server's request log witnesses each attempt.
+The timeline is lived on SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
 import tomllib
 from datetime import timedelta
+from random import Random
 from typing import Any
 
 import pytest
@@ -16,7 +18,10 @@ from catlas_assets.services.periodic import run_task
 from catlas_assets.services.repair import due_sensors, repair_pass
 from catlas_assets.services.runtime import Runtime
 from catlas_assets.services.tick import run_tick
-from fixture_web import FixtureWeb, default_root
+from catlas_assets.settings import Settings
+from fixture_web import DEFAULT_NOW, FixtureWeb, default_root
+from resources.clock import VirtualClock
+from tests.conftest import reset_postgres
 
 SCENARIOS = tomllib.loads((default_root().parent / "repair_scenarios.toml").read_text())
 DAYS = 12
@@ -47,19 +52,23 @@ def _live(runtime: Runtime, web: FixtureWeb) -> list[Any]:
     return attempts
 
 
-@pytest.fixture(scope="module")
-def lived(tmp_path_factory: pytest.TempPathFactory, web_server: FixtureWeb):
-    from random import Random
-
-    from catlas_assets.settings import Settings
-    from fixture_web import DEFAULT_NOW
-    from resources.clock import VirtualClock
-
-    tmp = tmp_path_factory.mktemp("repair")
+@pytest.fixture(
+    scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
+)
+def lived(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, web_server: FixtureWeb
+):
+    """Twelve days lived once per state backend; every test reads the same outcome."""
+    tmp = tmp_path_factory.mktemp(f"repair-{request.param}")
+    database_url = ""  # SQLite under state_dir
+    if request.param == "postgresql":
+        database_url = request.getfixturevalue("postgres_database")
+        reset_postgres(database_url)
     web_server.set_now(DEFAULT_NOW)
     web_server.clear_requests()
     settings = Settings(
         state_dir=str(tmp / "state"),
+        database_url=database_url,
         hosts=str(web_server.write_hosts_file(tmp / "hosts")),
         fetch_retries=0,
         domain_spacing_s=0.0,
@@ -67,6 +76,7 @@ def lived(tmp_path_factory: pytest.TempPathFactory, web_server: FixtureWeb):
         retire_after_failures=8,
     )
     runtime = Runtime(settings, clock=VirtualClock(DEFAULT_NOW), rng=Random(7))
+    assert runtime.store.is_postgres is (request.param == "postgresql")
     try:
         attempts = _live(runtime, web_server)
         yield runtime, attempts

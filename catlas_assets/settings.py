@@ -119,6 +119,11 @@ class Settings:
     domain_daily_budget: int = _setting(
         5000, "Requests per registrable domain per UTC day (`domain_budgets.daily_budget`)."
     )
+    domain_budget_lease: int = _setting(
+        16,
+        "Budget units a worker takes at once from a domain it asks more than once a second; "
+        "what it does not use goes back at the end of the tick.",
+    )
     retry_after_max_s: int = _setting(
         86400, "Cap on how long a Retry-After (429/503) may keep a domain blocked."
     )
@@ -436,6 +441,7 @@ _POSITIVE = (
     "dagster_run_retention_days",
     "domain_concurrency",
     "domain_daily_budget",
+    "domain_budget_lease",
     "robots_ttl_s",
     "robots_recheck_batch",
     "repair_max_requests",

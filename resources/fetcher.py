@@ -244,7 +244,11 @@ class Fetcher:
         )
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        try:
+            if self.governor is not None:
+                await self.governor.release()  # unused budget units go back
+        finally:
+            await self._client.aclose()
 
     async def __aenter__(self) -> Fetcher:
         return self

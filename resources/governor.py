@@ -7,6 +7,12 @@ daily budget in the state store, which also refuses while `blocked_until` (set f
 Retry-After) lies ahead. A refusal is `Postponed`, which the fetch turns into the
 `skipped` outcome: the sensor is rescheduled, nothing counts as a failure.
 
+A domain asked faster than once a second would cost one write transaction per request, so
+there the governor leases `budget_lease` units at once and hands them out in memory; a
+lease lives a second at most, a Retry-After drops it, and what is left goes back to the
+budget when the governor is released (a killed worker's leftover stays spent: the budget
+errs on the polite side).
+
 One governor serves one event loop (its locks belong to it), so the fetcher of a tick
 owns one and every concurrent sensor of that tick goes through it.
 """
@@ -21,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from catlas_assets.domain.pacing import retry_after_until, spacing_s
+from catlas_assets.domain.pacing import budget_day, retry_after_until, spacing_s
 from catlas_assets.domain.urls import registrable_domain
 
 if TYPE_CHECKING:  # the budgets live in the state store (SQLAlchemy): not needed to import
@@ -44,6 +50,15 @@ class _Domain:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     last_start: float | None = None
     crawl_delays: dict[str, float] = field(default_factory=dict)  # per origin (robots.txt)
+    refill: asyncio.Lock = field(default_factory=asyncio.Lock)
+    leased: int = 0  # budget units taken and not yet used
+    leased_at: float = 0.0  # monotonic
+    lease_day: str = ""
+
+
+# A lease older than this is given back before new units are taken: blocks and budget
+# changes made by other workers are seen within it.
+LEASE_TTL_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -52,6 +67,7 @@ class GovernorConfig:
     concurrency: int = 2
     crawl_delay_max_s: float = 60.0
     retry_after_max_s: float = 86400.0
+    budget_lease: int = 1
 
 
 class DomainGovernor:
@@ -108,9 +124,7 @@ class DomainGovernor:
         state = self._domain(domain)
         async with state.semaphore:
             if self.budgets is not None:
-                reservation = await asyncio.to_thread(self.budgets.reserve, domain, self.now())
-                if not reservation.granted:
-                    raise Postponed(reservation.reason, reservation.detail, reservation.retry_at)
+                await self._take_unit(domain, state)
             async with state.lock:
                 # Spacing is real time: it is about the load on the site, not the virtual clock.
                 if state.last_start is not None:
@@ -119,6 +133,52 @@ class DomainGovernor:
                         await asyncio.sleep(wait)
                 state.last_start = time.monotonic()
             yield
+
+    async def _take_unit(self, domain: str, state: _Domain) -> None:
+        now = self.now()
+        day = budget_day(now)
+        if self._lease_usable(state, day):
+            state.leased -= 1
+            return
+        async with state.refill:  # one refill at a time; the others use what it took
+            if self._lease_usable(state, day):
+                state.leased -= 1
+                return
+            assert self.budgets is not None
+            fast = self.spacing_for(domain) < LEASE_TTL_S
+            returning = state.leased if state.lease_day == day else 0
+            state.leased = 0
+            reservation = await asyncio.to_thread(
+                self.budgets.reserve,
+                domain,
+                now,
+                units=self.config.budget_lease if fast else 1,
+                returning=returning,
+            )
+            if not reservation.granted:
+                raise Postponed(reservation.reason, reservation.detail, reservation.retry_at)
+            state.leased = reservation.units - 1
+            state.leased_at = time.monotonic()
+            state.lease_day = day
+
+    @staticmethod
+    def _lease_usable(state: _Domain, day: str) -> bool:
+        return (
+            state.leased > 0
+            and state.lease_day == day
+            and time.monotonic() - state.leased_at < LEASE_TTL_S
+        )
+
+    async def release(self) -> None:
+        """Give every unused leased unit back to its domain's budget."""
+        if self.budgets is None:
+            return
+        now = self.now()
+        day = budget_day(now)
+        for domain, state in self._domains.items():
+            left, state.leased = state.leased, 0
+            if left and state.lease_day == day:
+                await asyncio.to_thread(self.budgets.give_back, domain, left, now)
 
     async def retry_after(
         self, url: str, header: str | None, *, domain: str | None = None
@@ -129,4 +189,8 @@ class DomainGovernor:
         if until is not None and self.budgets is not None:
             blocked = domain or registrable_domain(url)
             await asyncio.to_thread(self.budgets.block, blocked, until, now)
+            state = self._domain(blocked)
+            left, state.leased = state.leased, 0  # the block holds from now on
+            if left and state.lease_day == budget_day(now):
+                await asyncio.to_thread(self.budgets.give_back, blocked, left, now)
         return until

@@ -139,6 +139,7 @@ class Runtime:
                 concurrency=s.domain_concurrency,
                 crawl_delay_max_s=s.crawl_delay_max_s,
                 retry_after_max_s=s.retry_after_max_s,
+                budget_lease=s.domain_budget_lease,
             ),
             now=self.clock.now,
             budgets=self.domain_budgets,

@@ -25,6 +25,7 @@ class Reservation:
     reason: str = ""  # why not: "domain_blocked" or "budget_exhausted"
     detail: str = ""
     retry_at: datetime | None = None
+    units: int = 0  # granted: how many request units were taken (at least 1)
 
 
 def _next_utc_midnight(now: datetime) -> datetime:
@@ -83,36 +84,66 @@ class DomainBudgets:
             )
         return int(result.rowcount or 0)
 
-    def reserve(self, domain: str, now: datetime) -> Reservation:
-        """Take one request unit of `domain`'s daily budget, unless it is blocked or spent."""
+    def reserve(
+        self, domain: str, now: datetime, *, units: int = 1, returning: int = 0
+    ) -> Reservation:
+        """Take up to `units` request units of `domain`'s daily budget (at least one, or none
+        when it is blocked or spent), first giving back `returning` units of today's that
+        were taken and not used; one transaction either way.
+        """
 
         def action(conn: Connection) -> Reservation:
             row = self._row(conn, domain, now)
+            day = budget_day(now)
+            # Lazy daily reset: what was left over on another day is not today's to return.
+            today = row["budget_day"] == day
+            used = max(0, row["used_today"] - returning) if today else 0
             blocked_until = row["blocked_until"]
+            refusal = None
             if blocked_until is not None and blocked_until > now:
-                return Reservation(
+                refusal = Reservation(
                     False,
                     "domain_blocked",
                     f"{domain} blocked until {blocked_until:%Y-%m-%d %H:%M:%S}Z",
                     blocked_until,
                 )
-            day = budget_day(now)
-            used = row["used_today"] if row["budget_day"] == day else 0  # lazy daily reset
-            if used >= row["daily_budget"]:
-                return Reservation(
+            elif used >= row["daily_budget"]:
+                refusal = Reservation(
                     False,
                     "budget_exhausted",
                     f"daily budget of {row['daily_budget']} requests to {domain} used",
                     _next_utc_midnight(now),
                 )
-            conn.execute(
-                update(domain_budgets)
-                .where(domain_budgets.c.domain == domain)
-                .values(used_today=used + 1, budget_day=day, updated_at=now)
-            )
-            return Reservation(True)
+            if refusal is not None:
+                if returning and today:
+                    self._set_used(conn, domain, used, day, now)
+                return refusal
+            granted = min(max(1, units), row["daily_budget"] - used)
+            self._set_used(conn, domain, used + granted, day, now)
+            return Reservation(True, units=granted)
 
         return self._locked(action)
+
+    def give_back(self, domain: str, units: int, now: datetime) -> None:
+        """Return `units` taken today and not used (a lease left over at the end of a tick)."""
+        if units <= 0:
+            return
+
+        def action(conn: Connection) -> None:
+            row = self._row(conn, domain, now)
+            day = budget_day(now)
+            if row["budget_day"] == day:  # else a new day has started over already
+                self._set_used(conn, domain, max(0, row["used_today"] - units), day, now)
+
+        self._locked(action)
+
+    @staticmethod
+    def _set_used(conn: Connection, domain: str, used: int, day: str, now: datetime) -> None:
+        conn.execute(
+            update(domain_budgets)
+            .where(domain_budgets.c.domain == domain)
+            .values(used_today=used, budget_day=day, updated_at=now)
+        )
 
     def block(self, domain: str, until: datetime, now: datetime) -> None:
         """Keep every request off `domain` until `until` (a later block is never shortened)."""

@@ -100,3 +100,111 @@ def test_budget_reservations_are_exact_under_concurrency(database_url: str) -> N
         assert budgets.reserve("acme.co.uk", NOW + timedelta(days=2, seconds=1)).granted
     finally:
         store.close()
+
+
+def _permits(governor: DomainGovernor, urls: list[str]) -> list[str]:
+    outcomes: list[str] = []
+
+    async def one(url: str) -> None:
+        try:
+            async with governor.permit(url):
+                outcomes.append("granted")
+        except Postponed as postponed:
+            outcomes.append(postponed.reason)
+
+    async def main() -> None:
+        await asyncio.gather(*(one(u) for u in urls))
+        await governor.release()
+
+    asyncio.run(main())
+    return outcomes
+
+
+def test_a_fast_domain_leases_units_and_gives_back_what_it_did_not_use(
+    database_url: str,
+) -> None:
+    store = StateStore.open(database_url)
+    try:
+        budgets = DomainBudgets(store, default_budget=100)
+        governor = DomainGovernor(
+            GovernorConfig(spacing_s=0, concurrency=2, budget_lease=4),
+            now=lambda: NOW,
+            budgets=budgets,
+        )
+        taken: list[int] = []
+        reserve = budgets.reserve
+
+        def counting(*args, **kwargs):
+            reservation = reserve(*args, **kwargs)
+            taken.append(reservation.units)
+            return reservation
+
+        budgets.reserve = counting  # type: ignore[method-assign]  # counts the transactions
+        outcomes = _permits(governor, [f"http://acme.co.uk/{i}" for i in range(10)])
+        assert outcomes == ["granted"] * 10
+        assert taken == [4, 4, 4]  # three transactions for ten requests, not ten
+        assert budgets.get("acme.co.uk")["used_today"] == 10  # the two left over went back
+    finally:
+        store.close()
+
+
+def test_a_lease_never_takes_more_than_the_budget_left(database_url: str) -> None:
+    store = StateStore.open(database_url)
+    try:
+        budgets = DomainBudgets(store, default_budget=5)
+        governor = DomainGovernor(
+            GovernorConfig(spacing_s=0, concurrency=8, budget_lease=16),
+            now=lambda: NOW,
+            budgets=budgets,
+        )
+        outcomes = _permits(governor, [f"http://acme.co.uk/{i}" for i in range(8)])
+        assert sorted(outcomes) == ["budget_exhausted"] * 3 + ["granted"] * 5
+        assert budgets.get("acme.co.uk")["used_today"] == 5
+    finally:
+        store.close()
+
+
+def test_a_retry_after_drops_the_lease_and_blocks_at_once(database_url: str) -> None:
+    store = StateStore.open(database_url)
+    try:
+        budgets = DomainBudgets(store, default_budget=100)
+        governor = DomainGovernor(
+            GovernorConfig(spacing_s=0, concurrency=1, budget_lease=8),
+            now=lambda: NOW,
+            budgets=budgets,
+        )
+
+        async def main() -> str:
+            async with governor.permit("http://acme.co.uk/1"):
+                pass
+            await governor.retry_after("http://acme.co.uk/1", "120")
+            try:
+                async with governor.permit("http://acme.co.uk/2"):
+                    return "granted"
+            except Postponed as postponed:
+                return postponed.reason
+
+        assert asyncio.run(main()) == "domain_blocked"
+        assert budgets.get("acme.co.uk")["used_today"] == 1  # seven leased units went back
+    finally:
+        store.close()
+
+
+def test_a_slow_domain_takes_its_units_one_at_a_time(database_url: str) -> None:
+    store = StateStore.open(database_url)
+    try:
+        budgets = DomainBudgets(store, default_budget=100)
+        governor = DomainGovernor(
+            GovernorConfig(spacing_s=1.0, concurrency=1, budget_lease=8),
+            now=lambda: NOW,
+            budgets=budgets,
+        )
+
+        async def main() -> None:
+            async with governor.permit("http://acme.co.uk/1"):
+                pass
+
+        asyncio.run(main())  # not released: what the store holds is what was taken
+        assert budgets.get("acme.co.uk")["used_today"] == 1
+    finally:
+        store.close()

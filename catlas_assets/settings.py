@@ -331,6 +331,8 @@ class Settings:
             raise ConfigError(
                 f"CATLAS_TZ={self.tz!r} is not a time zone (e.g. UTC, Europe/Berlin)"
             ) from None
+        if not 0 < self.ui_port <= 65535:
+            raise ConfigError("CATLAS_UI_PORT must be a port number (1 to 65535)")
         if not 0 <= self.max_error_rate <= 1:
             raise ConfigError("CATLAS_MAX_ERROR_RATE must be within [0, 1]")
         if self.burst_decay <= 1 or self.stability_growth < 1:

@@ -27,6 +27,7 @@ from catlas_assets.domain.verdict import Tally
 from catlas_assets.domain.vocabulary import RunKind, Stop
 from catlas_assets.errors import CatlasError
 from catlas_assets.services import lake_sync, periodic
+from catlas_assets.services.catalog import resolve_company
 from catlas_assets.services.runs import RunRecorder, RunReport
 from catlas_assets.services.runtime import Runtime
 from catlas_assets.services.sensor_run import sensor_state
@@ -334,15 +335,7 @@ def scope_of(
     begin, stop = _hour(start), _hour(end)
     if stop <= begin:
         raise CatlasError(f"--to ({end}) must be at least an hour after --from ({start})")
-    company_id: int | None = None
-    if company is not None:
-        if company.isdigit():
-            company_id = int(runtime.store.company(int(company))["id"])
-        else:
-            row = runtime.store.company_by_name(company)
-            if row is None:
-                raise CatlasError(f"no company named {company!r}")
-            company_id = int(row["id"])
+    company_id = int(resolve_company(runtime, company)["id"]) if company is not None else None
     return Scope(begin, stop, surface=surface, company_id=company_id)
 
 

@@ -79,7 +79,13 @@ def _create_engine(url: str, parsed: URL) -> Engine:
     if parsed.get_backend_name() == "sqlite":
         database = parsed.database or ""
         if database and database != ":memory:":
-            Path(database).parent.mkdir(parents=True, exist_ok=True)
+            folder = Path(database).parent
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:  # a file in the way, a read-only or virtual file system
+                raise StorageError(
+                    f"cannot create the state database {database}: {folder} - {exc.strerror}"
+                ) from None
         engine = create_engine(url, connect_args={"timeout": 30})
 
         @event.listens_for(engine, "connect")

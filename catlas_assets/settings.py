@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import datetime
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from catlas_assets.domain.masking import masked
 from catlas_assets.errors import ConfigError
 
 ENV_PREFIX = "CATLAS_"
@@ -393,19 +393,6 @@ def current_values(settings: Settings) -> list[tuple[str, Any]]:
         (ENV_PREFIX + name.upper(), masked(value) if isinstance(value, str) else value)
         for name, value in asdict(settings).items()
     ]
-
-
-_SECRET_QUERY = re.compile(
-    r"(?i)([?&](?:token|key|secret|password|passwd|pwd|signature|sig|auth|api_key|apikey|"
-    r"access_token|x-amz-signature|x-amz-credential)=)[^&#\s]+"
-)
-_USERINFO = re.compile(r"(?i)^([a-z][a-z0-9+.-]*://)([^/@\s:]*):([^/@\s]*)@")
-
-
-def masked(text: str) -> str:
-    """`text` with the password of a URL's userinfo and secret query values as `***`."""
-    text = _USERINFO.sub(lambda m: f"{m.group(1)}{m.group(2)}:***@", text)
-    return _SECRET_QUERY.sub(lambda m: f"{m.group(1)}***", text)
 
 
 SCHEDULING_POLICIES = ("spec", "rate_estimate")

@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from catlas_assets.domain.masking import masked
 from catlas_assets.domain.verdict import Tally, decide_outcome, next_empty_streak
 from catlas_assets.domain.vocabulary import RunKind, RunOutcome, Stop
 from catlas_assets.ids import new_id
@@ -103,6 +104,7 @@ class RunRecorder:
         extra: dict[str, Any] | None = None,
     ) -> RunReport:
         store = self.runtime.store
+        detail = masked(detail)  # stored, printed, logged and shown in Dagster from here
         outcome = decide_outcome(stop, tally)
         previous = store.last_run(self.kind, before=self.run_id)
         streak = next_empty_streak(
@@ -169,7 +171,7 @@ def unstarted_report(
         kind=kind.value,
         stop=stop,
         outcome=RunOutcome.FAILED,
-        detail=detail,
+        detail=masked(detail),
         started_at=now,
         completed_at=now,
     )

@@ -95,6 +95,11 @@ class Settings:
         "(-1: one per core but one, at most 8; 0: in the worker's own process).",
     )
     max_redirects: int = _setting(10, "Redirect hops followed before REDIRECT.")
+    parse_timeout_s: float = _setting(
+        30.0,
+        "Wall-clock cap on deciding one response (normalize, extract, diff); a page that "
+        "takes longer fails its sensor alone as PARSING.",
+    )
 
     # -- politeness (robots.txt, domain governor, budgets) -----------------------------
     robots_ttl_s: int = _setting(
@@ -427,6 +432,7 @@ _POSITIVE = (
     "fetch_connect_timeout_s",
     "fetch_read_timeout_s",
     "fetch_total_timeout_s",
+    "parse_timeout_s",
     "scheduler_tick_s",
     "claim_timeout_s",
 )

@@ -42,13 +42,15 @@ def _can_mount() -> bool:
 needs_mount = pytest.mark.skipif(not _can_mount(), reason="no private mount namespace here")
 
 
-def _catlas_on_a_mounted_lake(runtime: Runtime, lake: Path, options: str) -> tuple[int, str, str]:
-    """`catlas schedule --once` with a tmpfs (`options`) over `lake`; exit code, stderr and
-    the temp files left in the lake (listed inside the namespace, before it goes)."""
+def _catlas_on_a_mounted_lake(
+    runtime: Runtime, lake: Path, options: str, command: str = "schedule --once"
+) -> tuple[int, str, str]:
+    """`catlas COMMAND` with a tmpfs (`options`) over `lake`: exit code, stdout, and stderr
+    followed by the temp files left in the lake (listed inside the namespace, before it goes)."""
     lake.mkdir(parents=True, exist_ok=True)
     script = (
         f"mount -t tmpfs -o {options} tmpfs {lake} || exit 99; "
-        f"{CATLAS} schedule --once; code=$?; "
+        f"{CATLAS} {command}; code=$?; "
         f"find {lake} -name '*.tmp' >&2; exit $code"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("CATLAS_")}
@@ -58,6 +60,7 @@ def _catlas_on_a_mounted_lake(runtime: Runtime, lake: Path, options: str) -> tup
         CATLAS_LAKE_URL=str(lake),
         CATLAS_NOW=iso(DEFAULT_NOW + timedelta(hours=1)),
         CATLAS_DOMAIN_SPACING_S="0",
+        CATLAS_SCHEDULER_TICK_S="1",
     )
     done = subprocess.run(
         ["unshare", "-m", "sh", "-c", script],
@@ -102,6 +105,26 @@ def test_a_full_lake_fails_the_run_and_keeps_the_rows_until_there_is_room(
     run_tick(after)
     assert _rows(after, "SELECT count(*) FROM lake_outbox") == [(0,)]
     assert after.lake.read("observations").num_rows == 3
+
+
+@needs_mount
+def test_a_daemon_on_a_full_lake_stops_failed_and_exits_non_zero(
+    make_runtime, tmp_path: Path
+) -> None:
+    runtime = make_runtime(**FAST)
+    add_sensors(runtime, LOAD, 3)
+    runtime.close()
+
+    code, out, err = _catlas_on_a_mounted_lake(
+        runtime, tmp_path / "lake", "size=16k", "schedule --deadline 60s --no-onboarding"
+    )
+
+    assert code == 1, (out, err)
+    assert "Traceback" not in out + err and ".tmp" not in err
+    daemon = _rows(runtime, "SELECT stop, outcome, detail FROM crawl_runs WHERE kind = 'daemon'")
+    [(stop, outcome, detail)] = daemon
+    assert (stop, outcome) == ("error", "failed") and "No space left" in str(detail)
+    assert _rows(runtime, "SELECT count(*) FROM lake_outbox")[0][0] > 0
 
 
 @needs_mount

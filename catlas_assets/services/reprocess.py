@@ -51,6 +51,10 @@ class Scope:
         return [self.start + timedelta(hours=n) for n in range(count)]
 
 
+# The widest range one reprocess run walks hour by hour (ten years).
+MAX_RANGE = timedelta(days=3660)
+
+
 @dataclass
 class HourCounts:
     old: dict[str, int] = field(default_factory=dict)
@@ -335,8 +339,14 @@ def scope_of(
     begin, stop = _hour(start), _hour(end)
     if stop <= begin:
         raise CatlasError(f"--to ({end}) must be at least an hour after --from ({start})")
+    # No hour after now holds archived bytes: walking them would only take time.
+    stop = min(stop, _floor_hour(runtime.clock.now()) + timedelta(hours=1))
+    if stop - begin > MAX_RANGE:
+        raise CatlasError(
+            f"--from {start} --to {end} spans more than {MAX_RANGE.days} days: split the range"
+        )
     company_id = int(resolve_company(runtime, company)["id"]) if company is not None else None
-    return Scope(begin, stop, surface=surface, company_id=company_id)
+    return Scope(begin, max(begin, stop), surface=surface, company_id=company_id)
 
 
 def _hour(text: str) -> datetime:
@@ -346,4 +356,8 @@ def _hour(text: str) -> datetime:
         raise CatlasError(f"not an ISO date or instant: {text!r}") from None
     if instant.tzinfo is None:
         instant = instant.replace(tzinfo=UTC)
+    return _floor_hour(instant)
+
+
+def _floor_hour(instant: datetime) -> datetime:
     return instant.astimezone(UTC).replace(minute=0, second=0, microsecond=0)

@@ -155,8 +155,12 @@ def write_last_run(state_dir: Path, report: RunReport) -> None:
     data[report.kind] = report.as_json()
     # Unique per writer: two workers of one process may finish runs at the same moment.
     tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True))
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(json.dumps(data, indent=2, sort_keys=True))
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # a full disk leaves no half-written file behind
+        raise
 
 
 def unstarted_report(

@@ -20,7 +20,6 @@ from typing import Any
 
 from catlas_assets.domain.extract.extraction import EXTRACTOR_VERSION, Extraction
 from catlas_assets.domain.normalize import Block
-from catlas_assets.domain.observe import observe
 from catlas_assets.domain.pipeline_data import Fetched, SensorState
 from catlas_assets.domain.urls import registrable_domain
 from catlas_assets.domain.verdict import Tally
@@ -28,6 +27,7 @@ from catlas_assets.domain.vocabulary import RunKind, Stop
 from catlas_assets.errors import CatlasError
 from catlas_assets.services import lake_sync, periodic
 from catlas_assets.services.catalog import resolve_company
+from catlas_assets.services.parse_time_limit import observe_within
 from catlas_assets.services.runs import RunRecorder, RunReport
 from catlas_assets.services.runtime import Runtime
 from catlas_assets.services.sensor_run import sensor_state
@@ -203,10 +203,11 @@ def _rederive_sensor(
             previous_blocks = [Block(**item) for item in data]
         if state.last_extraction_key and archive.exists(state.last_extraction_key):
             previous_extraction = Extraction.from_json(archive.get(state.last_extraction_key))
-        observed = observe(
-            state,
-            _fetched(observation, archive.get(key)),
-            previous_blocks,
+        observed = observe_within(
+            runtime.settings.parse_timeout_s,  # a replay is bounded as the live parse was
+            sensor=state,
+            fetched=_fetched(observation, archive.get(key)),
+            previous_blocks=previous_blocks,
             previous_extraction=previous_extraction,
             now=observation["fetched_at"],
             run_id=observation["run_id"],

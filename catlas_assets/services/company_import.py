@@ -3,7 +3,8 @@
 Columns: `name`, `website`, `importance` (0-1, default 0.5), `tier` (1-4, default 3).
 A website is taken as people write it (`acme.com`, `WWW.Acme.com/en/`, an IDN) and stored
 in its canonical form (domain/urls.normalize_website). A bad row is reported with its line
-number and skipped; the good rows are kept, and the command then exits 2. A company
+number and skipped; the good rows are kept, and the command then exits 2. A file that is
+not well-formed CSV is refused whole before anything is stored (`read_rows`). A company
 already known by name is left as it is, so importing the same file twice adds nothing,
 except a new website for it: that is stored and its discovery queued again.
 Every new company gets its discover job queued (catalog.add_company).

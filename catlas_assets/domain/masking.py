@@ -12,7 +12,8 @@ import re
 
 MASK = "***"
 
-_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)([^/@\s:'\"]*):([^/@\s'\"]*)@")
+# A scheme is short: bounding it keeps the scan linear on any text (a page's error too).
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]{0,31}://)([^/@\s:'\"]*):([^/@\s'\"]*)@")
 _SECRET_QUERY = re.compile(
     r"(?i)([?&](?:token|key|secret|password|passwd|pwd|signature|sig|auth|api_key|apikey|"
     r"access_token|x-amz-signature|x-amz-credential|x-amz-security-token)=)[^&#\s'\"]+"

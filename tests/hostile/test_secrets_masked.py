@@ -4,6 +4,7 @@ in a run's detail (what `catlas report`, log lines and Dagster run metadata show
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -81,3 +82,11 @@ def test_a_run_detail_is_masked_in_the_store_the_report_and_dagster_metadata(
         assert "AKIAEXAMPLE:***@bucket" in text, channel
         for secret in SECRETS:
             assert secret not in text, channel
+
+
+def test_masking_stays_linear_on_hostile_text() -> None:
+    # Error details may quote a page: a megabyte of scheme-like dots must not take minutes.
+    started = time.perf_counter()
+    for text in ("a." * 500_000, "x://" + "a:" * 300_000, "http://" + "a" * 1_000_000):
+        assert masked(text) == text
+    assert time.perf_counter() - started < 3

@@ -1,8 +1,16 @@
 """The one error type users see: a message that names what was wrong, never a traceback."""
 
+from catlas_assets.domain.masking import masked
+
 
 class CatlasError(Exception):
-    """A problem with input or environment that the user can fix; printed as one line."""
+    """A problem with input or environment that the user can fix; printed as one line.
+
+    Its message is masked once, here: it reaches the terminal, logs and Dagster alike.
+    """
+
+    def __init__(self, message: object = "") -> None:
+        super().__init__(masked(str(message)))
 
 
 class ConfigError(CatlasError):

@@ -14,6 +14,11 @@ import secrets
 import threading
 from datetime import datetime
 
+from catlas_assets.errors import CatlasError
+
+# The widest integer both SQLite INTEGER and PostgreSQL BIGINT hold: a state row id.
+INT64_MAX = 2**63 - 1
+
 _sequence = itertools.count()
 _lock = threading.Lock()
 
@@ -28,3 +33,16 @@ def new_id(prefix: str, now: datetime) -> str:
 def derived_id(prefix: str, source_id: str) -> str:
     digest = hashlib.sha256(f"{prefix}:{source_id}".encode()).hexdigest()[:24]
     return f"{prefix}_{digest}"
+
+
+def row_id(ref: str, what: str) -> int | None:
+    """The state row id `ref` spells (ASCII digits only: `²` or `٣` are names), else None.
+
+    An id no table can hold is refused here, before it reaches a database.
+    """
+    if not (ref.isascii() and ref.isdigit()):
+        return None
+    number = int(ref)
+    if not 1 <= number <= INT64_MAX:
+        raise CatlasError(f"{ref!r} is not a {what} id (1 to {INT64_MAX})")
+    return number

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import datetime
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from catlas_assets.domain.masking import masked
 from catlas_assets.errors import ConfigError
 
 ENV_PREFIX = "CATLAS_"
@@ -100,6 +100,11 @@ class Settings:
         "(-1: one per core but one, at most 8; 0: in the worker's own process).",
     )
     max_redirects: int = _setting(10, "Redirect hops followed before REDIRECT.")
+    parse_timeout_s: float = _setting(
+        30.0,
+        "Wall-clock cap on deciding one response (normalize, extract, diff); a page that "
+        "takes longer fails its sensor alone as PARSING.",
+    )
 
     # -- politeness (robots.txt, domain governor, budgets) -----------------------------
     robots_ttl_s: int = _setting(
@@ -341,6 +346,8 @@ class Settings:
             raise ConfigError(
                 f"CATLAS_TZ={self.tz!r} is not a time zone (e.g. UTC, Europe/Berlin)"
             ) from None
+        if not 0 < self.ui_port <= 65535:
+            raise ConfigError("CATLAS_UI_PORT must be a port number (1 to 65535)")
         if not 0 <= self.max_error_rate <= 1:
             raise ConfigError("CATLAS_MAX_ERROR_RATE must be within [0, 1]")
         if self.burst_decay <= 1 or self.stability_growth < 1:
@@ -403,19 +410,6 @@ def current_values(settings: Settings) -> list[tuple[str, Any]]:
     ]
 
 
-_SECRET_QUERY = re.compile(
-    r"(?i)([?&](?:token|key|secret|password|passwd|pwd|signature|sig|auth|api_key|apikey|"
-    r"access_token|x-amz-signature|x-amz-credential)=)[^&#\s]+"
-)
-_USERINFO = re.compile(r"(?i)^([a-z][a-z0-9+.-]*://)([^/@\s:]*):([^/@\s]*)@")
-
-
-def masked(text: str) -> str:
-    """`text` with the password of a URL's userinfo and secret query values as `***`."""
-    text = _USERINFO.sub(lambda m: f"{m.group(1)}{m.group(2)}:***@", text)
-    return _SECRET_QUERY.sub(lambda m: f"{m.group(1)}***", text)
-
-
 SCHEDULING_POLICIES = ("spec", "rate_estimate")
 
 # Settings that must be > 0, and settings that must be >= 0 (validated in this order).
@@ -450,6 +444,7 @@ _POSITIVE = (
     "fetch_connect_timeout_s",
     "fetch_read_timeout_s",
     "fetch_total_timeout_s",
+    "parse_timeout_s",
     "scheduler_tick_s",
     "claim_timeout_s",
 )

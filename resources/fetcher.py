@@ -52,7 +52,12 @@ from resources.body_decoding import (
 )
 from resources.fetch_failure import TRANSPORT_ERRORS, FetchFailure, transport_failure
 from resources.governor import DomainGovernor, Postponed
-from resources.redirects import REDIRECT_STATUSES, redirect_target
+from resources.redirects import (
+    REDIRECT_STATUSES,
+    keep_unparsed_location,
+    location_of,
+    redirect_target,
+)
 from resources.resolver import ResolutionError, Resolver, UnsafeDestination
 from resources.robots_gate import RobotsCache, RobotsEntry, RobotsGate, RobotsGet
 
@@ -241,6 +246,7 @@ class Fetcher:
             ),
             headers={"User-Agent": config.user_agent, "Accept-Encoding": ACCEPT_ENCODING},
             follow_redirects=False,
+            event_hooks={"response": [keep_unparsed_location]},
         )
 
     async def aclose(self) -> None:
@@ -418,8 +424,9 @@ class Fetcher:
                 outgoing=outgoing,
                 domain=current_domain,
             )
-            if status in REDIRECT_STATUSES and "location" in response_headers:
-                target = redirect_target(current, response_headers["location"], status)
+            location = location_of(response_headers)
+            if status in REDIRECT_STATUSES and location is not None:
+                target = redirect_target(current, location, status)
                 if state.redirect_status is None:
                     state.redirect_status = status
                 if target in seen:

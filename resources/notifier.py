@@ -12,6 +12,8 @@ from typing import Any
 
 import httpx
 
+from catlas_assets.domain.masking import masked
+
 
 @dataclass(frozen=True)
 class Delivery:
@@ -74,7 +76,8 @@ class WebhookNotifier:
         try:
             response = self._client.post(self.url, json=message, headers={"Idempotency-Key": key})
         except httpx.HTTPError as exc:
-            return Delivery(False, f"{type(exc).__name__}: {exc}"[:300])
+            # Stored and shown by `catlas changes`: the webhook's token never with it.
+            return Delivery(False, masked(f"{type(exc).__name__}: {exc}")[:300])
         if 200 <= response.status_code < 300:
             return Delivery(True)
         return Delivery(False, f"HTTP {response.status_code}")

@@ -6,10 +6,31 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
+from catlas_assets.domain.failures import forbidden_address, ip_literal
 from catlas_assets.domain.vocabulary import FailureClass
 from resources.fetch_failure import FetchFailure
 
 REDIRECT_STATUSES = (301, 302, 303, 307, 308)
+# Where a Location that httpx cannot parse waits for `redirect_target` (see below).
+UNPARSED_LOCATION = "x-catlas-unparsed-location"
+
+
+async def keep_unparsed_location(response: httpx.Response) -> None:
+    """An httpx response hook: a Location httpx cannot parse (`http://0177.0.0.1/`) would
+    raise inside httpx as a broken connection; moved aside, the fetcher judges it."""
+    location = response.headers.get("location")
+    if location is None or response.status_code not in REDIRECT_STATUSES:
+        return
+    try:
+        httpx.URL(location)
+    except httpx.InvalidURL:
+        del response.headers["location"]
+        response.headers[UNPARSED_LOCATION] = location
+
+
+def location_of(headers: dict[str, str]) -> str | None:
+    """The Location of an answer's (lower-cased) headers, parsed by httpx or not."""
+    return headers.get("location", headers.get(UNPARSED_LOCATION))
 
 
 def redirect_target(current: str, location: str, status: int) -> str:
@@ -20,6 +41,10 @@ def redirect_target(current: str, location: str, status: int) -> str:
         _ = parts.port  # a malformed port raises ValueError
         if any(ord(c) < 32 or ord(c) == 127 for c in target) or " " in (parts.hostname or ""):
             raise ValueError("control character or space")
+        host = parts.hostname or ""
+        if ip_literal(host) is not None and (reason := forbidden_address(host)) is not None:
+            # An address spelled so that httpx cannot parse it still names that address.
+            raise FetchFailure(FailureClass.BLOCKED_DESTINATION, f"{host}: {reason}", status)
         httpx.URL(target)  # what the next request would be built from (IDNA, characters)
     except (ValueError, httpx.InvalidURL):
         raise FetchFailure(

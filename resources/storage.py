@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
+import socket
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +20,8 @@ import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
 from catlas_assets.errors import StorageError
+
+_TMP_PID = re.compile(r"~(?P<pid>\d+)\.[0-9a-f]{8}\.tmp$")
 
 
 class Storage:
@@ -59,12 +65,49 @@ class Storage:
             return
         directory = os.path.dirname(path)
         os.makedirs(directory, exist_ok=True)
-        tmp = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(4)}.tmp")
-        with open(tmp, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
+        # The writer's host and pid in the name: a later worker can tell a dead one's leftover.
+        owner = f"{socket.gethostname()}~{os.getpid()}"
+        tmp = os.path.join(
+            directory, f".{os.path.basename(path)}.{owner}.{secrets.token_hex(4)}.tmp"
+        )
+        try:
+            with open(tmp, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):  # a full disk: the half-written file goes
+                os.remove(tmp)
+            raise
+
+    def stale_tmp_files(self, alive: Callable[[int], bool], max_age_s: float) -> list[str]:
+        """Temp files of writes that never finished: written by a process of this host that
+        is not `alive`, or older than `max_age_s` (another host's). S3 writes leave none."""
+        if self.is_s3:
+            return []
+        stale = []
+        now = time.time()
+        here = f".{socket.gethostname()}"
+        for directory, _dirs, names in os.walk(self.root):
+            for name in names:
+                if not (name.startswith(".") and name.endswith(".tmp")):
+                    continue
+                path = os.path.join(directory, name)
+                owner = _TMP_PID.search(name)
+                mine = owner is not None and name[: owner.start()].endswith(here)
+                try:
+                    old = now - os.stat(path).st_mtime > max_age_s
+                except FileNotFoundError:
+                    continue  # its writer finished meanwhile
+                if old or (mine and owner is not None and not alive(int(owner["pid"]))):
+                    stale.append(path)
+        return sorted(stale)
+
+    def remove_files(self, paths: list[str]) -> None:
+        for path in paths:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(path)
 
     def read(self, key: str) -> bytes:
         data = self.fs.cat_file(self._path(key))

@@ -13,6 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from catlas_assets.domain.masking import masked
 from catlas_assets.domain.verdict import FailWhen, exit_code
 from catlas_assets.errors import CatlasError, ConfigError, StorageError
 from catlas_assets.settings import Settings
@@ -129,7 +130,7 @@ def finish(report: RunReport, *, fail_when: str = "any", others: Sequence[RunRep
 
 def print_error(message: object) -> None:
     """One line on stderr, whatever the message holds and however narrow the terminal."""
-    text = " ".join(line.strip() for line in str(message).splitlines() if line.strip())
+    text = " ".join(line.strip() for line in masked(str(message)).splitlines() if line.strip())
     errors.print(f"catlas: error: {text}", markup=False, highlight=False, soft_wrap=True)
 
 

@@ -20,6 +20,7 @@ from catlas_assets.domain.vocabulary import (
     SensorStatus,
     Surface,
 )
+from catlas_assets.option_types import CompanyRef, Fraction
 
 
 def _catalog():  # type: ignore[no-untyped-def]
@@ -38,7 +39,7 @@ def companies() -> None:
 @companies.command("add")
 @click.argument("name")
 @click.option("--website", help="Homepage URL, e.g. https://example.com")
-@click.option("--importance", type=click.FloatRange(0, 1), default=0.5, show_default=True)
+@click.option("--importance", type=Fraction(), default=0.5, show_default=True)
 @click.option("--tier", type=click.IntRange(1, 4), default=3, show_default=True)
 @pass_context
 def companies_add(
@@ -77,7 +78,7 @@ def companies_list(obj: Context, fmt: str) -> None:
 
 # -- sensors -------------------------------------------------------------------------------
 @cli.group(invoke_without_command=True)
-@click.option("--company", help="Company id or exact name.")
+@click.option("--company", type=CompanyRef(), help="Company id or exact name.")
 @click.option("--status", type=click.Choice([s.value for s in SensorStatus]))
 @click.option("--surface", type=click.Choice([s.value for s in Surface]))
 @format_option()
@@ -135,7 +136,7 @@ def _why(row: dict[str, Any]) -> str:
 
 
 @sensors.command("add")
-@click.option("--company", required=True, help="Company id or exact name.")
+@click.option("--company", type=CompanyRef(), required=True, help="Company id or exact name.")
 @click.option("--surface", required=True, type=click.Choice([s.value for s in Surface]))
 @click.option("--url", required=True)
 @click.option("--connector", default="generic_html", show_default=True)

@@ -21,6 +21,7 @@ from catlas_assets.domain.vocabulary import (
     Surface,
     Transition,
 )
+from catlas_assets.option_types import count
 from catlas_assets.run_options import control_from, run_options
 
 
@@ -40,7 +41,7 @@ def crawl_configs() -> None:
     help="A regex over a URL's authority (repeatable). Default: the base URL's registrable "
     "domain and its subdomains.",
 )
-@click.option("--max-pages", type=click.IntRange(1), default=None, help="Pages per run at most.")
+@click.option("--max-pages", type=count(), default=None, help="Pages per run at most.")
 @click.option(
     "--surface",
     type=click.Choice([s.value for s in Surface]),
@@ -161,7 +162,7 @@ def _emit(columns: list[str], rows: list[dict[str, Any]], fmt: str) -> None:
 
 @cli.group("runs", invoke_without_command=True)
 @click.option("--kind", default=None, help="Only runs of this kind, e.g. site_crawl.")
-@click.option("--limit", type=click.IntRange(1), default=20, show_default=True)
+@click.option("--limit", type=count(), default=20, show_default=True)
 @format_option()
 @click.pass_context
 def runs(ctx: click.Context, kind: str | None, limit: int, fmt: str) -> None:

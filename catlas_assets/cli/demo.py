@@ -17,6 +17,7 @@ from catlas_assets.cli.app import (
     shorten,
     table,
 )
+from catlas_assets.option_types import DAY_NUMBER, PORT_OR_ANY
 from catlas_assets.run_options import control_from, run_options
 
 
@@ -27,14 +28,14 @@ def fixture_web_group() -> None:
 
 
 @fixture_web_group.command("serve")
-@click.option("--port", default=0, help="Port on 127.0.0.1 (0: any free port).")
+@click.option("--port", type=PORT_OR_ANY, default=0, help="Port on 127.0.0.1 (0: any free port).")
 @click.option(
     "--hosts-file",
     type=click.Path(path_type=Path),
     default=Path(".catlas/fixture-hosts"),
     show_default=True,
 )
-@click.option("--day", type=click.IntRange(0), default=None, help="Simulated day to serve.")
+@click.option("--day", type=DAY_NUMBER, default=None, help="Simulated day to serve.")
 def fixture_web_serve(port: int, hosts_file: Path, day: int | None) -> None:
     """Serve the fixture web until Ctrl+C; point CATLAS_HOSTS at the hosts file."""
     from fixture_web import at_day, serve_forever

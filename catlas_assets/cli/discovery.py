@@ -25,6 +25,7 @@ from catlas_assets.cli.app import (
 )
 from catlas_assets.cli.catalog import companies
 from catlas_assets.errors import CatlasError
+from catlas_assets.option_types import CompanyRef, count
 from catlas_assets.run_options import control_from, run_options
 
 
@@ -76,10 +77,10 @@ def discover(obj: Context, url: str, as_json: bool) -> None:
 
 
 @cli.command("onboard")
-@click.option("--company", help="Company id or exact name: discover it now.")
+@click.option("--company", type=CompanyRef(), help="Company id or exact name: discover it now.")
 @click.option("--pending", is_flag=True, help="Process a batch of queued discover jobs.")
 @click.option("--fetch-now", is_flag=True, help="New sensors run at once (else staggered).")
-@click.option("--limit", type=click.IntRange(1), default=None, help="Batch size (--pending).")
+@click.option("--limit", type=count(), default=None, help="Batch size (--pending).")
 @run_options
 @pass_context
 def onboard(
@@ -141,7 +142,7 @@ def companies_import(obj: Context, csv_file: Path) -> None:
         task = progress.add_task("", total=len(rows))
         report = import_companies(obj.runtime, rows, on_row=lambda: progress.advance(task))
     for problem in bad + report.problems:
-        errors.print(f"catlas: {csv_file} {problem}", markup=False, highlight=False)
+        errors.print(f"catlas: {csv_file} {problem}", markup=False, highlight=False, soft_wrap=True)
     console.print(
         f"{report.added} added, {report.existing} already known, "
         f"{len(bad) + len(report.problems)} bad rows skipped; discovery queued for new companies"

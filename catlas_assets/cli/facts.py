@@ -14,6 +14,7 @@ import click
 from catlas_assets.cli.app import Context, cli, console, emit, pass_context, when
 from catlas_assets.cli.output import format_option, write_json
 from catlas_assets.domain.vocabulary import Surface
+from catlas_assets.option_types import CompanyRef, count
 from catlas_assets.settings import parse_utc_instant
 
 
@@ -46,7 +47,7 @@ def connectors_cmd(obj: Context, fmt: str) -> None:
 
 @cli.group("changes", invoke_without_command=True)
 @click.option("--pending", is_flag=True, help="Only changes not delivered yet.")
-@click.option("--company", help="Company id or exact name.")
+@click.option("--company", type=CompanyRef(), help="Company id or exact name.")
 @click.option("--since", help="ISO-8601 UTC instant, e.g. 2026-01-05T00:00:00Z.")
 @format_option()
 @click.pass_context
@@ -117,7 +118,9 @@ def changes_show(obj: Context, change_id: str, html_file: Path | None, as_json: 
 
 
 @cli.command("feed")
-@click.option("--company", help="Company id or exact name (default: every company).")
+@click.option(
+    "--company", type=CompanyRef(), help="Company id or exact name (default: every company)."
+)
 @click.option(
     "--kind",
     type=click.Choice(["minor", "meaningful", "major", "critical"]),
@@ -125,7 +128,7 @@ def changes_show(obj: Context, change_id: str, html_file: Path | None, as_json: 
     show_default=True,
     help="This kind or above.",
 )
-@click.option("--limit", type=click.IntRange(1), default=200, show_default=True)
+@click.option("--limit", type=count(), default=200, show_default=True)
 @click.option(
     "--out",
     "out",

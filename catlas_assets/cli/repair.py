@@ -5,12 +5,13 @@ from __future__ import annotations
 import click
 
 from catlas_assets.cli.app import Context, cli, console, finish, pass_context, table
+from catlas_assets.option_types import ROW_ID
 from catlas_assets.run_options import control_from, run_options
 
 
 @cli.command("repair")
 @click.option("--dry-run", is_flag=True, help="Ask the same questions, write nothing.")
-@click.option("--sensor", "sensor_id", type=int, help="Only this sensor (cool-down ignored).")
+@click.option("--sensor", "sensor_id", type=ROW_ID, help="Only this sensor (cool-down ignored).")
 @run_options
 @pass_context
 def repair_cmd(

@@ -6,13 +6,14 @@ import click
 
 from catlas_assets.cli.app import Context, cli, console, finish, pass_context, table
 from catlas_assets.domain.vocabulary import Surface
+from catlas_assets.option_types import CompanyRef
 
 
 @cli.command("reprocess")
 @click.option("--from", "start", required=True, help="First hour (ISO date or instant, UTC).")
 @click.option("--to", "end", required=True, help="End, exclusive (ISO date or instant, UTC).")
 @click.option("--surface", type=click.Choice([s.value for s in Surface]), help="Only this surface.")
-@click.option("--company", help="Only this company (id or name).")
+@click.option("--company", type=CompanyRef(), help="Only this company (id or name).")
 @pass_context
 def reprocess_cmd(
     obj: Context, start: str, end: str, surface: str | None, company: str | None

@@ -9,6 +9,7 @@ import click
 from catlas_assets.cli.app import Context, cli, console, emit, pass_context, shorten, table, when
 from catlas_assets.cli.output import format_option
 from catlas_assets.domain.vocabulary import ReviewKind, ReviewStatus
+from catlas_assets.option_types import ROW_ID
 
 
 @cli.group()
@@ -78,7 +79,7 @@ def _print_item(item: dict) -> None:
 
 
 @review.command("show")
-@click.argument("item_id", type=int)
+@click.argument("item_id", type=ROW_ID)
 @pass_context
 def review_show(obj: Context, item_id: int) -> None:
     """One review item in full, with its candidates and its sensor."""
@@ -94,7 +95,7 @@ def review_show(obj: Context, item_id: int) -> None:
 
 
 @review.command("accept")
-@click.argument("item_id", type=int)
+@click.argument("item_id", type=ROW_ID)
 @click.option("--to", "to", help="The candidate URL to migrate to (when there are several).")
 @click.option("--note", default="", help="Why, for the record.")
 @pass_context
@@ -105,7 +106,7 @@ def review_accept(obj: Context, item_id: int, to: str | None, note: str) -> None
 
 
 @review.command("reject")
-@click.argument("item_id", type=int)
+@click.argument("item_id", type=ROW_ID)
 @click.option(
     "--retire/--keep",
     default=False,

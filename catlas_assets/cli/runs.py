@@ -27,7 +27,8 @@ from catlas_assets.domain.vocabulary import (
     RunKind,
     Surface,
 )
-from catlas_assets.run_options import Duration, control_from, run_options
+from catlas_assets.option_types import ROW_ID, Duration, count
+from catlas_assets.run_options import control_from, run_options
 
 if TYPE_CHECKING:
     from catlas_assets.services.run_history import StaleReport
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 
 
 @cli.command("run-sensor")
-@click.argument("sensor_id", type=int, required=False)
+@click.argument("sensor_id", type=ROW_ID, required=False)
 @click.option("--force", is_flag=True, help="Fetch without conditional headers.")
 @click.option(
     "--file",
@@ -179,11 +180,11 @@ def _run_rows(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
 
 
 @cli.command("report")
-@click.option("--limit", default=20, show_default=True)
+@click.option("--limit", type=count(), default=20, show_default=True)
 @click.option("--kind", default=None)
 @click.option(
     "--stale-after",
-    type=click.IntRange(1),
+    type=count(),
     default=None,
     help="List only what has not been productive for N runs in a row.",
 )
@@ -241,7 +242,9 @@ def _print_stale(report: StaleReport, fmt: str) -> None:
 
 
 @cli.command("stats-crawl")
-@click.option("--window", type=Duration(), default="1h", show_default=True, help="Look-back.")
+@click.option(
+    "--window", type=Duration(positive=True), default="1h", show_default=True, help="Look-back."
+)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @pass_context
 def stats_crawl(obj: Context, window: float, as_json: bool) -> None:

@@ -21,6 +21,7 @@ from types import FrameType
 import click
 
 from catlas_assets.cli.app import Context, cli, console, pass_context
+from catlas_assets.option_types import PORT
 
 PROJECT = Path(__file__).resolve().parents[2]
 DEMO_INSTANCE = PROJECT / "dagster_home" / "dagster.yaml"
@@ -58,7 +59,7 @@ def _stop(processes: list[subprocess.Popen[bytes]]) -> None:
 
 
 @cli.command("ui")
-@click.option("--port", type=int, default=None, help="Port on 127.0.0.1 (default CATLAS_UI_PORT).")
+@click.option("--port", type=PORT, default=None, help="Port on 127.0.0.1 (default CATLAS_UI_PORT).")
 @pass_context
 def ui(obj: Context, port: int | None) -> None:
     """Start the Dagster webserver and daemon over the demo's state; Ctrl+C stops them."""

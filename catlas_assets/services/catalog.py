@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from catlas_assets.domain.company_names import checked_company_name
 from catlas_assets.domain.connectors import registry as connectors
 from catlas_assets.domain.seeding import seed_sensor
 from catlas_assets.domain.urls import check_url, normalize_website, registrable_domain
 from catlas_assets.domain.vocabulary import DiscoveryMethod, SensorStatus, Surface
 from catlas_assets.errors import CatlasError, NotFoundError
+from catlas_assets.ids import row_id
 from catlas_assets.services.runtime import Runtime
 from resources.state.onboarding_store import enqueue_discover
 
@@ -16,9 +18,7 @@ from resources.state.onboarding_store import enqueue_discover
 def add_company(
     runtime: Runtime, *, name: str, website: str | None, importance: float = 0.5, tier: int = 3
 ) -> int:
-    name = name.strip()
-    if not name:
-        raise CatlasError("a company needs a name")
+    name = checked_company_name(name)
     if not 0 <= importance <= 1:
         raise CatlasError(f"importance {importance} is outside 0-1")
     if tier not in (1, 2, 3, 4):
@@ -70,8 +70,9 @@ def change_website(runtime: Runtime, company_id: int, website: str | None) -> bo
 
 def resolve_company(runtime: Runtime, ref: str) -> dict[str, Any]:
     """A company by id or by exact name."""
-    if ref.isdigit():
-        return runtime.store.company(int(ref))
+    company_id = row_id(ref, "company")
+    if company_id is not None:
+        return runtime.store.company(company_id)
     company = runtime.store.company_by_name(ref)
     if company is None:
         raise NotFoundError(f"no company named {ref!r}")

@@ -3,7 +3,8 @@
 Columns: `name`, `website`, `importance` (0-1, default 0.5), `tier` (1-4, default 3).
 A website is taken as people write it (`acme.com`, `WWW.Acme.com/en/`, an IDN) and stored
 in its canonical form (domain/urls.normalize_website). A bad row is reported with its line
-number and skipped; the good rows are kept, and the command then exits 2. A company
+number and skipped; the good rows are kept, and the command then exits 2. A file that is
+not well-formed CSV is refused whole before anything is stored (`read_rows`). A company
 already known by name is left as it is, so importing the same file twice adds nothing,
 except a new website for it: that is stored and its discovery queued again.
 Every new company gets its discover job queued (catalog.add_company).
@@ -12,11 +13,13 @@ Every new company gets its discover job queued (catalog.add_company).
 from __future__ import annotations
 
 import csv
+import io
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from catlas_assets.domain.company_names import checked_company_name
 from catlas_assets.domain.urls import normalize_website
 from catlas_assets.errors import CatlasError
 from catlas_assets.services import catalog
@@ -41,9 +44,7 @@ class ImportReport:
 
 
 def _row(line: int, raw: dict[str, Any]) -> CompanyRow:
-    name = (raw.get("name") or "").strip()
-    if not name:
-        raise ValueError("name is empty")
+    name = checked_company_name(raw.get("name") or "")
     website = (raw.get("website") or "").strip() or None
     if website:
         website = normalize_website(website)
@@ -61,27 +62,62 @@ def _row(line: int, raw: dict[str, Any]) -> CompanyRow:
 
 
 def read_rows(path: Path) -> tuple[list[CompanyRow], list[str]]:
-    """The valid rows and, for each bad one, `line N: why`."""
+    """The valid rows and, for each bad one, `line N: why`.
+
+    A file that is not well-formed CSV (an unclosed quote, a field over 128 KiB, a NUL
+    byte) is refused whole, naming its line: guessing where a row ends could merge two
+    companies into one.
+    """
     try:
         text = path.read_text(encoding="utf-8-sig")
     except OSError as exc:
         raise CatlasError(f"cannot read {path}: {exc.strerror}") from None
     except UnicodeDecodeError:
         raise CatlasError(f"{path} is not UTF-8 text") from None
-    reader = csv.DictReader(text.splitlines())
-    if not reader.fieldnames or "name" not in [f.strip() for f in reader.fieldnames]:
+    if "\x00" in text:
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        raise CatlasError(f"{path} line {line}: a NUL byte (not a text file)")
+    header, records = _records(path, text)
+    if "name" not in header:
         raise CatlasError(
             f"{path}: the header must name a `name` column (name,website,importance,tier)"
         )
     rows: list[CompanyRow] = []
     bad: list[str] = []
-    for line, raw in enumerate(reader, start=2):
-        raw = {(k or "").strip(): v for k, v in raw.items()}
+    for line, values in records:
+        raw = dict(zip(header, values, strict=False))
         try:
             rows.append(_row(line, raw))
         except (ValueError, CatlasError) as exc:
             bad.append(f"line {line}: {exc}")
     return rows, bad
+
+
+def _records(path: Path, text: str) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """The header's cells and (first line, cells) of each later non-blank record."""
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    header: list[str] | None = None
+    records: list[tuple[int, list[str]]] = []
+    while True:
+        line = reader.line_num + 1
+        try:
+            values = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            why = str(exc)
+            if "end of data" in why:
+                why = "a quote is never closed"
+            elif "field limit" in why:
+                why = f"a field is over {csv.field_size_limit() // 1024} KiB"
+            raise CatlasError(f"{path} line {line}: {why}") from None
+        if not values:
+            continue
+        if header is None:
+            header = [cell.strip() for cell in values]
+        else:
+            records.append((line, values))
+    return header or [], records
 
 
 def import_companies(

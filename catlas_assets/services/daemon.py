@@ -16,6 +16,7 @@ from apscheduler.schedulers.background import BackgroundScheduler
 
 from catlas_assets.domain.verdict import Tally
 from catlas_assets.domain.vocabulary import RunKind, Stop
+from catlas_assets.errors import StorageError
 from catlas_assets.services import periodic
 from catlas_assets.services.run_control import RunControl
 from catlas_assets.services.runs import RunRecorder, RunReport, unstarted_report
@@ -65,6 +66,7 @@ def _live(
     productive = False
     gaps = 0
     error: str | None = None
+    storage_failed = False  # the state store or the lake refused a write: nothing can be kept
     try:
         if scheduler is not None:
             scheduler.start()
@@ -73,6 +75,7 @@ def _live(
                 tick = run_tick(runtime, control=control).report
             except Exception as exc:  # the tick recorded its own `error` verdict
                 error = " ".join(f"{type(exc).__name__}: {exc}".split())[:500]
+                storage_failed = isinstance(exc, StorageError)
                 break
             if tick.run_id == "-":
                 break  # stopped before it started: nothing to add
@@ -103,7 +106,10 @@ def _live(
     failed = totals["failed"] + totals["redirected"]
     report = recorder.finish(
         stop=stop,
-        tally=Tally(
+        # A full or read-only lake fails the daemon whatever earlier ticks did.
+        tally=Tally(failures=1, coverage_gaps=gaps)
+        if storage_failed
+        else Tally(
             succeeded=sum(totals[k] for k in ("ok", "changed", "unchanged", "not_modified")),
             failures=failed,
             coverage_gaps=gaps,

@@ -8,6 +8,9 @@ its outbox rows are flushed first, then its observations are counted by outcome.
 A run is dead when its worker is a process of this host that no longer exists, or, for
 another host's worker, when neither the run nor the worker's heartbeat moved for
 `claim_timeout_s` (its claims have expired by then too).
+
+A dead writer may also have left a half-written temp file in the local lake or archive;
+the first tick of each worker process removes those (`remove_stale_tmp`).
 """
 
 from __future__ import annotations
@@ -24,6 +27,20 @@ from catlas_assets.services import lake_sync
 from catlas_assets.services.runtime import Runtime
 
 DETAIL = "process died"
+# A write takes seconds: a temp file this old, whoever wrote it, will never be renamed.
+TMP_MAX_AGE_S = 3600
+_swept: set[str] = set()
+
+
+def remove_stale_tmp(runtime: Runtime) -> list[str]:
+    """Once per process and lake: delete the temp files of writes that never finished."""
+    url = runtime.settings.resolved_lake_url
+    if url in _swept:
+        return []
+    _swept.add(url)
+    stale = runtime.storage.stale_tmp_files(_alive, TMP_MAX_AGE_S)
+    runtime.storage.remove_files(stale)
+    return stale
 
 
 def close_dead_runs(runtime: Runtime) -> list[str]:

@@ -7,9 +7,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from sqlalchemy import Engine
-from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 
+from catlas_assets.domain.masking import masked
 from catlas_assets.errors import StorageError
 from catlas_assets.settings import Settings
 from resources.state import migrate
@@ -31,8 +31,7 @@ def _state_engine(settings: Settings) -> Iterator[Engine]:
         yield engine
     except OperationalError as exc:
         first = str(exc.orig or exc).strip().splitlines()[0]
-        shown = make_url(url).render_as_string(hide_password=True)
-        raise StorageError(f"cannot reach the state database {shown}: {first}") from None
+        raise StorageError(f"cannot reach the state database {masked(url)}: {first}") from None
     finally:
         engine.dispose()
 

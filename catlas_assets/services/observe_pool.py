@@ -24,6 +24,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from catlas_assets.domain.observe import Observed, needs_parse, observe
+from catlas_assets.services.parse_time_limit import observe_within
 
 MAX_AUTO_WORKERS = 8
 
@@ -44,14 +45,15 @@ def pool_size(setting: int, cpus: int | None = None) -> int:
 
 
 class ObservePool:
-    def __init__(self, workers: int) -> None:
+    def __init__(self, workers: int, parse_timeout_s: float) -> None:
         self.workers = workers
+        self.parse_timeout_s = parse_timeout_s
         self._executor: ProcessPoolExecutor | None = None
 
     def _executor_now(self) -> ProcessPoolExecutor:
         if self._executor is None:
             context = multiprocessing.get_context("forkserver")
-            context.set_forkserver_preload(["catlas_assets.domain.observe"])
+            context.set_forkserver_preload(["catlas_assets.services.parse_time_limit"])
             self._executor = ProcessPoolExecutor(max_workers=self.workers, mp_context=context)
         return self._executor
 
@@ -61,9 +63,9 @@ class ObservePool:
             return observe(**arguments)
         if self.workers == 0:
             # In a thread: a large page's parse does not hold up the loop (signals, deadline).
-            return await asyncio.to_thread(observe, **arguments)
+            return await asyncio.to_thread(observe_within, self.parse_timeout_s, **arguments)
         loop = asyncio.get_running_loop()
-        call = functools.partial(observe, **arguments)
+        call = functools.partial(observe_within, self.parse_timeout_s, **arguments)
         return await loop.run_in_executor(self._executor_now(), call)
 
     def close(self) -> None:

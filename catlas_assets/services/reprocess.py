@@ -20,13 +20,14 @@ from typing import Any
 
 from catlas_assets.domain.extract.extraction import EXTRACTOR_VERSION, Extraction
 from catlas_assets.domain.normalize import Block
-from catlas_assets.domain.observe import observe
 from catlas_assets.domain.pipeline_data import Fetched, SensorState
 from catlas_assets.domain.urls import registrable_domain
 from catlas_assets.domain.verdict import Tally
 from catlas_assets.domain.vocabulary import RunKind, Stop
 from catlas_assets.errors import CatlasError
 from catlas_assets.services import lake_sync, periodic
+from catlas_assets.services.catalog import resolve_company
+from catlas_assets.services.parse_time_limit import observe_within
 from catlas_assets.services.runs import RunRecorder, RunReport
 from catlas_assets.services.runtime import Runtime
 from catlas_assets.services.sensor_run import sensor_state
@@ -48,6 +49,10 @@ class Scope:
     def hours(self) -> list[datetime]:
         count = int((self.end - self.start) / timedelta(hours=1))
         return [self.start + timedelta(hours=n) for n in range(count)]
+
+
+# The widest range one reprocess run walks hour by hour (ten years).
+MAX_RANGE = timedelta(days=3660)
 
 
 @dataclass
@@ -198,10 +203,11 @@ def _rederive_sensor(
             previous_blocks = [Block(**item) for item in data]
         if state.last_extraction_key and archive.exists(state.last_extraction_key):
             previous_extraction = Extraction.from_json(archive.get(state.last_extraction_key))
-        observed = observe(
-            state,
-            _fetched(observation, archive.get(key)),
-            previous_blocks,
+        observed = observe_within(
+            runtime.settings.parse_timeout_s,  # a replay is bounded as the live parse was
+            sensor=state,
+            fetched=_fetched(observation, archive.get(key)),
+            previous_blocks=previous_blocks,
             previous_extraction=previous_extraction,
             now=observation["fetched_at"],
             run_id=observation["run_id"],
@@ -334,16 +340,14 @@ def scope_of(
     begin, stop = _hour(start), _hour(end)
     if stop <= begin:
         raise CatlasError(f"--to ({end}) must be at least an hour after --from ({start})")
-    company_id: int | None = None
-    if company is not None:
-        if company.isdigit():
-            company_id = int(runtime.store.company(int(company))["id"])
-        else:
-            row = runtime.store.company_by_name(company)
-            if row is None:
-                raise CatlasError(f"no company named {company!r}")
-            company_id = int(row["id"])
-    return Scope(begin, stop, surface=surface, company_id=company_id)
+    # No hour after now holds archived bytes: walking them would only take time.
+    stop = min(stop, _floor_hour(runtime.clock.now()) + timedelta(hours=1))
+    if stop - begin > MAX_RANGE:
+        raise CatlasError(
+            f"--from {start} --to {end} spans more than {MAX_RANGE.days} days: split the range"
+        )
+    company_id = int(resolve_company(runtime, company)["id"]) if company is not None else None
+    return Scope(begin, max(begin, stop), surface=surface, company_id=company_id)
 
 
 def _hour(text: str) -> datetime:
@@ -353,4 +357,8 @@ def _hour(text: str) -> datetime:
         raise CatlasError(f"not an ISO date or instant: {text!r}") from None
     if instant.tzinfo is None:
         instant = instant.replace(tzinfo=UTC)
+    return _floor_hour(instant)
+
+
+def _floor_hour(instant: datetime) -> datetime:
     return instant.astimezone(UTC).replace(minute=0, second=0, microsecond=0)

@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from catlas_assets.domain.masking import masked
 from catlas_assets.domain.verdict import Tally, decide_outcome, next_empty_streak
 from catlas_assets.domain.vocabulary import RunKind, RunOutcome, Stop
 from catlas_assets.ids import new_id
@@ -103,6 +104,7 @@ class RunRecorder:
         extra: dict[str, Any] | None = None,
     ) -> RunReport:
         store = self.runtime.store
+        detail = masked(detail)  # stored, printed, logged and shown in Dagster from here
         outcome = decide_outcome(stop, tally)
         previous = store.last_run(self.kind, before=self.run_id)
         streak = next_empty_streak(
@@ -153,8 +155,12 @@ def write_last_run(state_dir: Path, report: RunReport) -> None:
     data[report.kind] = report.as_json()
     # Unique per writer: two workers of one process may finish runs at the same moment.
     tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True))
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(json.dumps(data, indent=2, sort_keys=True))
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # a full disk leaves no half-written file behind
+        raise
 
 
 def unstarted_report(
@@ -169,7 +175,7 @@ def unstarted_report(
         kind=kind.value,
         stop=stop,
         outcome=RunOutcome.FAILED,
-        detail=detail,
+        detail=masked(detail),
         started_at=now,
         completed_at=now,
     )

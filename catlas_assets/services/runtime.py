@@ -205,7 +205,7 @@ class Runtime:
         """Where sensor runs are decided: worker processes, or this one (`observe_pool.py`)."""
         from catlas_assets.services.observe_pool import ObservePool, pool_size
 
-        return ObservePool(pool_size(self.settings.observe_workers))
+        return ObservePool(pool_size(self.settings.observe_workers), self.settings.parse_timeout_s)
 
     def check_ready(self) -> None:
         """Refuse a run up front when its environment cannot carry it to the end.

@@ -17,10 +17,11 @@ from catlas_assets.domain.vocabulary import (
     RunKind,
     Stop,
 )
+from catlas_assets.errors import StorageError
 from catlas_assets.services import lake_sync
 from catlas_assets.services.blocked_recheck import recheck_blocked
 from catlas_assets.services.claimed_work import ClaimedResult, run_claimed
-from catlas_assets.services.dead_runs import close_dead_runs
+from catlas_assets.services.dead_runs import close_dead_runs, remove_stale_tmp
 from catlas_assets.services.pipeline import SensorRunResult, sensor_state
 from catlas_assets.services.run_control import RunControl
 from catlas_assets.services.runs import RunRecorder, RunReport, unstarted_report
@@ -62,6 +63,7 @@ def _tick(
     settings = runtime.settings
     guard = control.guard(settings)
     close_dead_runs(runtime)  # a run whose process died gets its verdict from the next worker
+    remove_stale_tmp(runtime)  # and a write it never finished leaves no temp file
     recheck_blocked(runtime)  # robots.txt may allow blocked sensors again: due in this tick
     claimed = runtime.store.claim_due(
         now=runtime.clock.now(),
@@ -85,12 +87,24 @@ def _tick(
                 counters=count([], claimed=len(claimed)),
                 detail=" ".join(f"{type(exc).__name__}: {exc}".split())[:500],
             )
+            if isinstance(exc, OSError):  # a full or read-only lake: one line, exit 3
+                raise _lake_error(runtime, exc) from exc
             raise
         except BaseException:
             runtime.store.release_claims([r["id"] for r in claimed], runtime.worker)
             raise
     # Unscoped: rows a crashed worker committed but never flushed go out with ours.
-    lake_sync.flush(runtime)
+    try:
+        lake_sync.flush(runtime)
+    except OSError as exc:
+        # The rows stay in the outbox for the next flush; none reached the lake in this run.
+        recorder.finish(
+            stop=Stop.ERROR,
+            tally=Tally(coverage_gaps=len(claimed)),
+            counters=count([], claimed=len(claimed)),
+            detail=f"lake not written: {exc.strerror or exc}",
+        )
+        raise _lake_error(runtime, exc) from exc
     runs = done.runs
     counters = count(runs, claimed=len(claimed))
     counters["released"] = len(done.released)
@@ -120,6 +134,11 @@ def _tick(
     runtime.store.put_kv("scheduler:heartbeat", beat, report.completed_at)
     runtime.store.put_kv(f"scheduler:heartbeat:{runtime.worker}", beat, report.completed_at)
     return TickResult(report, runs)
+
+
+def _lake_error(runtime: Runtime, exc: OSError) -> StorageError:
+    where = runtime.settings.resolved_lake_url
+    return StorageError(f"cannot write to the lake at {where}: {exc.strerror or exc}")
 
 
 def count(runs: list[SensorRunResult], *, claimed: int) -> dict[str, int]:

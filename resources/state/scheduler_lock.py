@@ -19,6 +19,8 @@ from pathlib import Path
 
 from sqlalchemy.engine import make_url
 
+from catlas_assets.errors import StorageError
+
 _held: dict[str, list[int]] = {}  # lock path -> [fd, holders in this process]
 _guard = threading.Lock()
 
@@ -52,10 +54,15 @@ def _acquire(path: Path, lock_path: str) -> None:
         if entry is not None:
             entry[1] += 1
             return
-        if not path.parent.is_dir():
-            # Nothing to protect yet, and creating folders here would be a write.
-            path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            if not path.parent.is_dir():
+                # Nothing to protect yet, and creating folders here would be a write.
+                path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:  # a file in the way, a read-only or virtual file system
+            raise StorageError(
+                f"cannot create the scheduler lock {lock_path}: {exc.strerror}"
+            ) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -8,7 +8,6 @@ transaction that holds the single write lock while it selects and stamps the bat
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
@@ -33,6 +32,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, OperationalError
 
+from catlas_assets.domain.masking import masked
 from catlas_assets.domain.pipeline_data import InboxEntry, LedgerCharge, ReviewItem
 from catlas_assets.domain.repair import onto_watched_url
 from catlas_assets.domain.vocabulary import CLAIMABLE_STATUSES, ReviewKind, ReviewStatus
@@ -52,35 +52,28 @@ from resources.state.schema import (
 Row = dict[str, Any]
 
 
-# user:password@ in a URL that make_url cannot parse (so it cannot hide the password).
-_URL_PASSWORD = re.compile(r"(://[^:/@]*:)[^@]*@")
-
-
-def _redacted(url: str) -> str:
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except (ArgumentError, ValueError):  # a malformed port is a ValueError
-        return _URL_PASSWORD.sub(r"\1***@", url)
-
-
 def create_state_engine(url: str) -> Engine:
     try:
         parsed = make_url(url)
     except (ArgumentError, ValueError):
-        raise StorageError(
-            f"CATLAS_DATABASE_URL={_redacted(url)!r} is not a database URL"
-        ) from None
+        raise StorageError(f"CATLAS_DATABASE_URL={masked(url)!r} is not a database URL") from None
     try:
         return _create_engine(url, parsed)
     except ArgumentError as exc:  # e.g. an unknown driver (NoSuchModuleError)
-        raise StorageError(f"CATLAS_DATABASE_URL={_redacted(url)!r}: {exc}") from None
+        raise StorageError(f"CATLAS_DATABASE_URL={masked(url)!r}: {exc}") from None
 
 
 def _create_engine(url: str, parsed: URL) -> Engine:
     if parsed.get_backend_name() == "sqlite":
         database = parsed.database or ""
         if database and database != ":memory:":
-            Path(database).parent.mkdir(parents=True, exist_ok=True)
+            folder = Path(database).parent
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:  # a file in the way, a read-only or virtual file system
+                raise StorageError(
+                    f"cannot create the state database {database}: {folder} - {exc.strerror}"
+                ) from None
         engine = create_engine(url, connect_args={"timeout": 30})
 
         @event.listens_for(engine, "connect")
@@ -121,9 +114,7 @@ class StateStore:
             migrate.ensure_current(engine, auto_create=auto_create)
         except OperationalError as exc:
             first = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
-            raise StorageError(
-                f"cannot reach the state database {_redacted(url)}: {first}"
-            ) from None
+            raise StorageError(f"cannot reach the state database {masked(url)}: {first}") from None
         return cls(engine)
 
     def close(self) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -85,7 +86,8 @@ def _check(runtime: Runtime, totals: Counter[str]) -> None:
     totals["rows lost"] += runtime.store.outbox_size()
 
 
-def _pytest(paths: list[str], totals: Counter[str], examples: int) -> None:
+def _pytest(paths: list[str], totals: Counter[str], examples: int) -> int:
+    """Run the suites; count a failing run as a crash. The tests that passed."""
     env = {**os.environ, "CATLAS_FUZZ_EXAMPLES": str(examples)}
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *paths],
@@ -98,6 +100,8 @@ def _pytest(paths: list[str], totals: Counter[str], examples: int) -> None:
     totals["crashes"] += int(done.returncode != 0)
     totals["hangs"] += int("Timeout" in done.stdout)
     print(f"pytest {' '.join(paths)}: {last}", flush=True)
+    passed = re.search(r"(\d+) passed", last)
+    return int(passed.group(1)) if passed else 0
 
 
 def main() -> None:
@@ -125,6 +129,8 @@ def main() -> None:
         totals,
         examples,
     )
+    # The bad-input matrix through the real `catlas` script: one case per test.
+    totals["bad inputs tried"] += _pytest(["tests/cli/test_cli_bad_input.py"], totals, examples)
     keys = ("faults injected", "runs survived", "rows checked", "rows lost", "duplicates",
             "runs without a verdict", "bad inputs tried", "crashes", "hangs",
             "forbidden requests")  # fmt: skip

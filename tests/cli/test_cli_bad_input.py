@@ -47,11 +47,139 @@ class Case:
     code: int
     mentions: tuple[str, ...]
     env: dict[str, str] = field(default_factory=dict)
+    # Files written into the case's folder first (name -> text); `{case}` in args names it.
+    files: dict[str, str] = field(default_factory=dict)
 
 
 def add_sensor(*extra: str, company: str = "Northwind Robotics") -> tuple[str, ...]:
     return ("sensors", "add", "--company", company, *extra)
 
+
+HUGE = "99999999999999999999"  # beyond any 64-bit integer column
+
+# Numbers every command range-checks before they reach a database or any arithmetic.
+NUMBER_CASES = [
+    Case("company-superscript-digit", ("sensors", "--company", "²"), EXIT_BAD_INPUT, ("'²'",)),
+    Case("company-id-huge", ("sensors", "--company", HUGE), EXIT_BAD_INPUT, ("--company", HUGE)),
+    Case("changes-company-huge", ("changes", "--company", HUGE), EXIT_BAD_INPUT, ("--company",)),
+    Case("sensor-id-huge", ("run-sensor", HUGE), EXIT_BAD_INPUT, ("SENSOR_ID", HUGE)),
+    Case("review-id-huge", ("review", "show", HUGE), EXIT_BAD_INPUT, ("ITEM_ID", HUGE)),
+    Case("repair-sensor-huge", ("repair", "--sensor", HUGE), EXIT_BAD_INPUT, ("--sensor",)),
+    Case("report-limit-negative", ("report", "--limit", "-1"), EXIT_BAD_INPUT, ("--limit", "-1")),
+    Case("runs-limit-huge", ("runs", "--limit", HUGE), EXIT_BAD_INPUT, ("--limit", HUGE)),
+    *(
+        Case(f"window-{text}", ("stats-crawl", "--window", text), EXIT_BAD_INPUT, ("--window",))
+        for text in ("0s", "nan", "inf", "-5m")
+    ),
+    Case("ui-port-huge", ("ui", "--port", "99999"), EXIT_BAD_INPUT, ("--port", "99999")),
+    Case(
+        "fixture-web-port-huge",
+        ("fixture-web", "serve", "--port", "99999"),
+        EXIT_BAD_INPUT,
+        ("--port", "99999"),
+    ),
+    Case(
+        "deadline-nan",
+        ("schedule", "--once", "--deadline", "nan"),
+        EXIT_BAD_INPUT,
+        ("--deadline", "nan"),
+        {"CATLAS_NOW": ALL_DUE},
+    ),
+    Case(
+        "max-requests-huge",
+        ("schedule", "--once", "-n", HUGE),
+        EXIT_BAD_INPUT,
+        ("--max-requests", HUGE),
+        {"CATLAS_NOW": ALL_DUE},
+    ),
+    Case(
+        "importance-nan",
+        ("companies", "add", "Nan Inc", "--website", "http://nan.example", "--importance", "nan"),
+        EXIT_BAD_INPUT,
+        ("--importance", "nan"),
+    ),
+]
+
+# Environments no run could work in: refused before anything is opened (exit 3).
+START_UP_CASES = [
+    Case(
+        "database-under-proc",
+        ("schedule", "--once"),
+        EXIT_ENVIRONMENT,
+        ("/proc/nope",),
+        {"CATLAS_DATABASE_URL": "sqlite:////proc/nope/x.db", "CATLAS_NOW": ALL_DUE},
+    ),
+    Case(
+        "database-under-proc-list",
+        ("sensors",),
+        EXIT_ENVIRONMENT,
+        ("/proc/nope",),
+        {"CATLAS_DATABASE_URL": "sqlite:////proc/nope/x.db"},
+    ),
+    Case(
+        "state-dir-is-a-file",
+        ("sensors",),
+        EXIT_ENVIRONMENT,
+        ("state database", "a-file"),
+        {"CATLAS_STATE_DIR": "{case}/a-file"},
+    ),
+    Case(
+        "ca-bundle-not-pem",
+        ("run-sensor", "1", "--force"),
+        EXIT_ENVIRONMENT,
+        ("CATLAS_CA_BUNDLE", "PEM"),
+        {"CATLAS_CA_BUNDLE": "{case}/a-file"},
+    ),
+    *(
+        Case(
+            f"setting-{name.lower()}-{index}",
+            ("schedule", "--once"),
+            EXIT_ENVIRONMENT,
+            (name,),
+            {name: value, "CATLAS_NOW": ALL_DUE} if name != "CATLAS_NOW" else {name: value},
+        )
+        for index, (name, value) in enumerate(
+            [
+                ("CATLAS_NOW", "9999-06-01T00:00:00Z"),
+                ("CATLAS_FETCH_TOTAL_TIMEOUT_S", "nan"),
+                ("CATLAS_FETCH_TOTAL_TIMEOUT_S", "-1"),
+                ("CATLAS_MAX_REDIRECTS", "-1"),
+                ("CATLAS_USER_AGENT", "catlas/0.1\r\nX-Evil: 1"),
+                ("CATLAS_SCHEDULER_TICK_S", "0"),
+                ("CATLAS_UI_PORT", "99999"),
+            ]
+        )
+    ),
+]
+
+GOOD_ROW = "Good Co,http://good-co.example\n"
+# A CSV that is not well-formed is refused whole, naming the line, before anything is stored.
+IMPORT_CASES = [
+    Case(
+        f"import-{name}",
+        ("companies", "import", "{case}/companies.csv"),
+        EXIT_BAD_INPUT,
+        ("companies.csv", *mentions),
+        files={"companies.csv": "name,website\n" + text},
+    )
+    for name, text, mentions in [
+        (
+            "unclosed-quote",
+            GOOD_ROW + '"Acme Two,http://a2.example\nBeta,http://beta.example\n',
+            ("line 3", "quote"),
+        ),
+        ("huge-field", GOOD_ROW + "x" * (129 * 1024) + ",http://x.example\n", ("line 3", "KiB")),
+        ("nul-byte", GOOD_ROW + "N\x00ul,http://nul.example\n", ("line 3", "NUL")),
+    ]
+]
+IMPORT_CASES.append(
+    Case(
+        "company-name-over-300",
+        ("companies", "add", "L" * 301, "--website", "http://long.example"),
+        EXIT_BAD_INPUT,
+        ("300",),
+    )
+)
 
 CASES = [
     Case("unknown-sensor", ("run-sensor", "999"), EXIT_BAD_INPUT, ("999",)),
@@ -149,6 +277,9 @@ CASES = [
         ("CATLAS_NOW", "UTC"),
         {"CATLAS_NOW": "2026-01-05T09:00:00+02:00"},
     ),
+    *NUMBER_CASES,
+    *START_UP_CASES,
+    *IMPORT_CASES,
 ]
 
 
@@ -188,10 +319,12 @@ def outcomes(
         (folder / "a-file").write_text("a regular file, not a folder\n")
         good = hosts.read_text().splitlines()
         (folder / "bad-hosts").write_text("\n".join([*good, "127.0.0.1 no-port.example"]) + "\n")
+        for name, text in case.files.items():
+            (folder / name).write_text(text)
         env = {"CATLAS_HOSTS": str(hosts), "CATLAS_NOW": NOW}
         env.update({k: v.format(case=folder) for k, v in case.env.items()})
         before = stored_state(state)
-        result = Catlas(folder, env).run(*case.args)
+        result = Catlas(folder, env).run(*(arg.format(case=folder) for arg in case.args))
         return Outcome(result, before, stored_state(state), state)
 
     with ThreadPoolExecutor(max_workers=3) as pool:

@@ -48,3 +48,15 @@ def test_reprocess_prints_old_and_new_counts_and_a_verdict(
 def test_a_reversed_range_is_one_error_line(catlas: Catlas) -> None:
     result = catlas.run("reprocess", "--from", "2026-01-05", "--to", "2026-01-04")
     assert_one_error_line(result, 2, "--to")
+
+
+def test_a_range_of_centuries_is_one_error_line_and_a_future_end_is_cut_at_now(
+    catlas: Catlas,
+) -> None:
+    result = catlas.run("reprocess", "--from", "0001-01-01", "--to", "2026-01-05")
+    assert_one_error_line(result, 2, "3660 days")
+    # Year 9999: nothing is archived after now, so the walk ends there (and at once).
+    later = catlas.ok(
+        "reprocess", "--from", "2026-01-05", "--to", "9999-12-31", CATLAS_NOW=iso(DEFAULT_NOW)
+    )
+    assert "verdict: success" in later.out

@@ -35,7 +35,7 @@ def test_the_pool_answers_what_the_loops_process_answers() -> None:
     ]
 
     async def both() -> list[tuple]:
-        pool, inline = ObservePool(1), ObservePool(0)
+        pool, inline = ObservePool(1, 30.0), ObservePool(0, 30.0)
         try:
             return [
                 (

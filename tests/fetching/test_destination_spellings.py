@@ -4,11 +4,14 @@ is refused before any connection (IPv4 literal forms, 6to4, Teredo, NAT64)."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from catlas_assets.domain.failures import forbidden_address, ip_literal
 from catlas_assets.domain.vocabulary import FailureClass
+from fixture_web import FixtureWeb
 from resources.fetch_failure import FetchFailure
 from resources.redirects import redirect_target
 
@@ -74,3 +77,55 @@ def test_a_malformed_location_is_a_redirect_failure(location: str) -> None:
 async def _fetch(runtime, url: str):
     async with runtime.fetcher() as fetcher:
         return await fetcher.fetch(url)
+
+
+PRIVATE_TARGETS = {
+    "/octal": "http://0177.0.0.1/admin",
+    "/hex-short": "http://0x7f.1/admin",
+    "/integer": "http://2130706433/admin",
+    "/sixtofour": "http://[2002:a00:1::1]/admin",
+    "/teredo": "http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/admin",
+    "/nat64": "http://[64:ff9b::a9fe:a9fe]/latest/meta-data",
+}
+MALFORMED_TARGETS = {"/bad-bracket": "http://[::1", "/bad-port": "http://a.example:99999/"}
+
+
+@pytest.fixture(scope="module")
+def redirect_web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FixtureWeb]:
+    root = tmp_path_factory.mktemp("redirect-web")
+    site = root / "redirects-inward.com"
+    site.mkdir()
+    (site / "index.html").write_text("<p>home</p>")
+    (site / "_site.toml").write_text(
+        "\n".join(
+            f'[[route]]\npath = "{path}"\nstatus = 302\nheaders = {{ "Location" = "{target}" }}\n'
+            for path, target in {**PRIVATE_TARGETS, **MALFORMED_TARGETS}.items()
+        )
+    )
+    with FixtureWeb(root=root) as web:
+        yield web
+
+
+@pytest.mark.parametrize("path", sorted(PRIVATE_TARGETS))
+def test_a_redirect_to_a_private_spelling_is_blocked_before_the_hop(
+    make_runtime, redirect_web: FixtureWeb, tmp_path: Path, path: str
+) -> None:
+    runtime = make_runtime(hosts=str(redirect_web.write_hosts_file(tmp_path / "inward-hosts")))
+    redirect_web.clear_requests()
+    fetched = asyncio.run(_fetch(runtime, f"http://redirects-inward.com{path}"))
+    assert fetched.failure_class is FailureClass.BLOCKED_DESTINATION, fetched.failure_detail
+    # The fixture server (itself on 127.0.0.1) saw robots.txt and the redirect, nothing else.
+    assert [r.path for r in redirect_web.requests] == ["/robots.txt", path]
+
+
+@pytest.mark.parametrize("path", sorted(MALFORMED_TARGETS))
+def test_a_malformed_location_served_for_real_is_redirect_and_not_retried(
+    make_runtime, redirect_web: FixtureWeb, tmp_path: Path, path: str
+) -> None:
+    runtime = make_runtime(
+        hosts=str(redirect_web.write_hosts_file(tmp_path / "inward-hosts")), fetch_retries=2
+    )
+    redirect_web.clear_requests()
+    fetched = asyncio.run(_fetch(runtime, f"http://redirects-inward.com{path}"))
+    assert fetched.failure_class is FailureClass.REDIRECT, fetched.failure_detail
+    assert [r.path for r in redirect_web.requests] == ["/robots.txt", path]  # asked once

@@ -13,7 +13,7 @@ from catlas_assets.domain.run_guard import RuleLimits, RunGuard
 from catlas_assets.domain.scheduling import needs_full_fetch, tier_for_interval
 from catlas_assets.domain.verdict import FailWhen, exit_code
 from catlas_assets.domain.vocabulary import FailureClass, Outcome, RunOutcome, Stop
-from catlas_assets.run_options import parse_duration
+from catlas_assets.option_types import parse_duration
 
 LIMITS = RuleLimits(max_consecutive_failures=3, max_error_rate=0.5, min_requests_for_error_rate=6)
 NOW = datetime(2026, 1, 5, 8, tzinfo=UTC)

@@ -54,6 +54,7 @@ class _Domain:
     leased: int = 0  # budget units taken and not yet used
     leased_at: float = 0.0  # monotonic
     lease_day: str = ""
+    recorded_delay: tuple[float | None] | None = None  # (delay,) the store was last told
 
 
 # A lease older than this is given back before new units are taken: blocks and budget
@@ -106,13 +107,17 @@ class DomainGovernor:
         `domain` is the origin's registrable domain when the caller knows it already.
         """
         domain = domain or registrable_domain(origin)
-        delays = self._domain(domain).crawl_delays
+        state = self._domain(domain)
+        delays = state.crawl_delays
         if delay_s is None:
             delays.pop(origin, None)
         else:
             delays[origin] = delay_s
-        if self.budgets is not None:
-            self.budgets.record_crawl_delay(domain, max(delays.values(), default=None), self.now())
+        largest = max(delays.values(), default=None)
+        # Every request checks robots.txt; the store hears of a delay only when it changes.
+        if self.budgets is not None and state.recorded_delay != (largest,):
+            self.budgets.record_crawl_delay(domain, largest, self.now())
+            state.recorded_delay = (largest,)
 
     @asynccontextmanager
     async def permit(self, url: str, *, domain: str | None = None) -> AsyncIterator[None]:

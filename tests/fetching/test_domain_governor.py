@@ -208,3 +208,26 @@ def test_a_slow_domain_takes_its_units_one_at_a_time(database_url: str) -> None:
         assert budgets.get("acme.co.uk")["used_today"] == 1
     finally:
         store.close()
+
+
+def test_the_store_hears_of_a_crawl_delay_only_when_it_changes(database_url: str) -> None:
+    store = StateStore.open(database_url)
+    try:
+        budgets = DomainBudgets(store, default_budget=100)
+        governor = DomainGovernor(GovernorConfig(), now=lambda: NOW, budgets=budgets)
+        written: list[float | None] = []
+        record = budgets.record_crawl_delay
+
+        def counting(domain: str, delay_s: float | None, now: datetime) -> None:
+            written.append(delay_s)
+            record(domain, delay_s, now)
+
+        budgets.record_crawl_delay = counting  # type: ignore[method-assign]
+        for _ in range(5):  # every request checks robots.txt and reports the same delay
+            governor.set_crawl_delay("http://www.acme.co.uk:80", 2.0)
+        governor.set_crawl_delay("http://docs.acme.co.uk:80", 5.0)
+        governor.set_crawl_delay("http://docs.acme.co.uk:80", None)
+        assert written == [2.0, 5.0, 2.0]
+        assert budgets.get("acme.co.uk")["crawl_delay_s"] == 2.0
+    finally:
+        store.close()

@@ -16,7 +16,15 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from catlas_assets.domain.classify import PATH_KEYWORDS, classify_url, fold, path_depth
+from catlas_assets.domain.classify import (
+    NEWS_AS_BLOG_CONFIDENCE,
+    PATH_KEYWORDS,
+    classify_url,
+    fold,
+    is_archive,
+    is_comments_feed,
+    path_depth,
+)
 from catlas_assets.domain.feed_listing import listing_from_feed_url
 from catlas_assets.domain.page_links import PageLinks
 from catlas_assets.domain.taxonomy import (
@@ -156,11 +164,12 @@ def subdomain_candidate(url: str, surface: Surface) -> Candidate:
     )
 
 
-def _classified(url: str, domain: str, method: DiscoveryMethod, text: str = "") -> Candidate | None:
+def _classified(url: str, domain: str, method: DiscoveryMethod, text: str = "") -> list[Candidate]:
+    """The candidates a URL is: its surface, and the blog too for a plain news section."""
     found = classify_url(url, company_domain=domain, text=text)
     if found is None or found.surface is Surface.HOMEPAGE:
-        return None
-    return Candidate(
+        return []
+    candidate = Candidate(
         url=url,
         surface=found.surface,
         method=method,
@@ -168,6 +177,12 @@ def _classified(url: str, domain: str, method: DiscoveryMethod, text: str = "") 
         verified=False,
         depth=path_depth(url),
     )
+    if found.alternative is None:
+        return [candidate]
+    return [
+        candidate,
+        replace(candidate, surface=found.alternative, confidence=NEWS_AS_BLOG_CONFIDENCE),
+    ]
 
 
 # -- the book ---------------------------------------------------------------------------
@@ -230,11 +245,10 @@ class CandidateBook:
         """The page's links that name a surface of `domain`, and its feeds on `domain`."""
         for link in page.links:
             method = DiscoveryMethod.NAV if link.region == "nav" else DiscoveryMethod.LINK
-            found = _classified(link.url, domain, method, link.text)
-            if found is not None:
-                self.add(found)
+            self.extend(_classified(link.url, domain, method, link.text))
         for feed in page.feeds:
-            if registrable_domain(feed) != domain:
+            # A comments feed or a tag's feed is not the feed of the site's posts.
+            if registrable_domain(feed) != domain or is_comments_feed(feed) or is_archive(feed):
                 continue
             self.add(
                 Candidate(
@@ -295,9 +309,7 @@ class CandidateBook:
 
     def add_sitemap_urls(self, urls: Iterable[str], domain: str) -> None:
         for url in urls:
-            found = _classified(url, domain, DiscoveryMethod.SITEMAP)
-            if found is not None:
-                self.add(found)
+            self.extend(_classified(url, domain, DiscoveryMethod.SITEMAP))
 
     def status_origins(self, homepage_url: str) -> list[str]:
         """Origins of status candidates on another host than the homepage's, sorted."""

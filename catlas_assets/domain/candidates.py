@@ -27,6 +27,7 @@ from catlas_assets.domain.classify import (
 )
 from catlas_assets.domain.feed_listing import listing_from_feed_url
 from catlas_assets.domain.page_links import PageLinks
+from catlas_assets.domain.status_hosts import STATUS_HOST_CONFIDENCE, is_offsite_status_page
 from catlas_assets.domain.taxonomy import (
     DEPTH_DECAY,
     FOUND_SCORE,
@@ -246,6 +247,17 @@ class CandidateBook:
         for link in page.links:
             method = DiscoveryMethod.NAV if link.region == "nav" else DiscoveryMethod.LINK
             self.extend(_classified(link.url, domain, method, link.text))
+            if is_offsite_status_page(link.url, link.text, company_domain=domain):
+                self.add(
+                    Candidate(
+                        url=link.url,
+                        surface=Surface.STATUS,
+                        method=method,
+                        confidence=STATUS_HOST_CONFIDENCE,
+                        verified=False,
+                        depth=path_depth(link.url),
+                    )
+                )
         for feed in page.feeds:
             # A comments feed or a tag's feed is not the feed of the site's posts.
             if registrable_domain(feed) != domain or is_comments_feed(feed) or is_archive(feed):

@@ -304,9 +304,11 @@ class _Discovery:
                     children += 1
         self.book.add_sitemap_urls(urls, domain)
 
-    async def verify_boards(self, urls: list[str]) -> None:
+    async def verify_boards(self, urls: list[str], page_url: str | None = None) -> None:
+        """Verify the boards `urls` name (and, for a careers page at `page_url`, the
+        vendor career site it is on the company's own host), one request each."""
         verified = self.book.verified_boards()
-        for board in ats.detect_boards(urls):
+        for board in ats.detect_boards(urls, page_url=page_url):
             if (
                 verified
                 or self.book.boards_tried() >= self.settings.discovery_max_ats_verifications
@@ -325,14 +327,14 @@ class _Discovery:
             self.book.add(board_candidate(board.api_url, board.vendor, ok=ok, rejected=reason))
             verified += int(ok)
 
-    async def careers_page(self, homepage_url: str) -> list[str]:
-        """Fetch the best careers page (if any); the URLs on it, for ATS detection."""
+    async def careers_page(self, homepage_url: str) -> None:
+        """Fetch the best careers page (if any) and verify the ATS board it names or is."""
         best = self.book.best(Surface.CAREERS)
         if best is None or best.url in self.fetched_urls:
-            return []
+            return
         if not self.affordable(best.url):
             self._cut("ats")
-            return []
+            return
         fetched = await self.get(best.url)
         rejected = ""
         if fetched is None:
@@ -343,15 +345,16 @@ class _Discovery:
             rejected = "redirects to the homepage"
         if rejected or fetched is None:
             self.book.mark(best.url, Surface.CAREERS, rejected=rejected)
-            return []
+            return
         self.book.mark(best.url, Surface.CAREERS, verified=True)
         page = extract_links(fetched.body, fetched.content_type, fetched.final_url)
         urls = [fetched.final_url, *page.all_urls()]
-        if ats.detect_boards(urls):
-            return urls
-        return urls + await self.careers_subdomain_page(page, fetched.final_url)
+        if ats.detect_boards(urls, page_url=fetched.final_url):
+            await self.verify_boards(urls, page_url=fetched.final_url)
+            return
+        await self.careers_subdomain_page(page, fetched.final_url)
 
-    async def careers_subdomain_page(self, page: PageLinks, careers_url: str) -> list[str]:
+    async def careers_subdomain_page(self, page: PageLinks, careers_url: str) -> None:
         """A careers page with no board that links the careers site on a subdomain
         (`/careers` -> "Open positions" -> `jobs.acme.com`, which embeds the ATS): that page
         is read too, once, and is the careers candidate it links."""
@@ -365,15 +368,17 @@ class _Discovery:
                 continue
             if not self.affordable(link.url):
                 self._cut("ats")
-                return []
+                return
             fetched = await self.ok_get(link.url)
             if fetched is None:
-                return []
+                return
             self.book.add_links(PageLinks(links=[link]), domain)
             self.book.mark(link.url, Surface.CAREERS, verified=True)
             other = extract_links(fetched.body, fetched.content_type, fetched.final_url)
-            return [fetched.final_url, *other.all_urls()]
-        return []
+            await self.verify_boards(
+                [fetched.final_url, *other.all_urls()], page_url=fetched.final_url
+            )
+            return
 
     async def status_from_links(self, status_hosts: list[str]) -> None:
         for status_origin in status_hosts:
@@ -450,7 +455,7 @@ class _Discovery:
                 rejected = "soft-404 (reads like a known-missing page)"
             self.book.add(probe_candidate(fetched.final_url, surface, rejected=rejected))
             if not rejected and surface is Surface.CAREERS:
-                await self.verify_boards(page.all_urls())
+                await self.verify_boards(page.all_urls(), page_url=fetched.final_url)
 
     async def subdomains(self, site: str, domain: str, only: Surface | None = None) -> None:
         """The surface subdomains still missing (DNS first); `only` one surface's labels.
@@ -491,7 +496,7 @@ class _Discovery:
             self.book.add(subdomain_candidate(fetched.final_url, surface))
             if surface is Surface.CAREERS:
                 page = extract_links(fetched.body, fetched.content_type, fetched.final_url)
-                await self.verify_boards(page.all_urls())
+                await self.verify_boards(page.all_urls(), page_url=fetched.final_url)
 
     # -- the whole run -------------------------------------------------------------------
     async def run(self, website: str) -> DiscoveryResult:
@@ -552,7 +557,7 @@ class _Discovery:
         status_hosts = self.book.status_origins(home)
         await self.sitemaps(site, domain)
         await self.verify_boards(page.all_urls())
-        await self.verify_boards(await self.careers_page(home))
+        await self.careers_page(home)
         await self.subdomains(site, domain, only=Surface.CAREERS)
         await self.status_from_links(status_hosts)
         await self.feed_listings(domain)

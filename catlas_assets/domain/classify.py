@@ -272,7 +272,9 @@ def classify_url(url: str, *, company_domain: str, text: str = "") -> Classified
         if surface is not None and _section_root(segments):
             return Classified(surface, SUBDOMAIN_CONFIDENCE)
         if not segments:
-            return None  # dashboard.example.com: an app, not a surface
+            # dashboard.example.com: an app, not a surface, unless its link says which
+            # ("Careers" -> work.example.com, a career site on a host of its own).
+            return Classified(by_text, TEXT_ONLY_CONFIDENCE) if by_text is not None else None
     elif not segments:
         return Classified(Surface.HOMEPAGE, 1.0) if not parts.query else None
     if is_archive(url):

@@ -18,6 +18,7 @@ from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from catlas_assets.domain.extract.extraction import Extraction, job, name_norm
+from catlas_assets.domain.extract.job_listings import posting_links, table_rows
 from catlas_assets.domain.extract.markup import parse_html
 
 TRACKING_PARAMS = frozenset(
@@ -39,7 +40,13 @@ SURFACE_TYPES = {
 JOB_TOKENS = frozenset(
     {"job", "job-item", "job-listing", "job-posting", "job-card", "opening", "vacancy", "posting"}
 )
-PLAN_TOKENS = frozenset({"plan", "tier", "pricing-plan", "price-card", "pricing-tier"})
+# Webflow and site-builder templates call a plan's card `pricing-card` / `plan-card`.
+PLAN_TOKENS = frozenset(
+    {"plan", "tier", "pricing-plan", "price-card", "pricing-tier", "pricing-card", "plan-card"}
+)
+# A price element carrying both billing periods as attributes (a monthly/annual toggle
+# that swaps the figure client-side): `<div data-monthly="19" data-annual="15">`.
+PERIOD_ATTRIBUTES = {"data-monthly": "monthly", "data-annual": "annual", "data-yearly": "annual"}
 PERSON_TOKENS = frozenset({"person", "team-member", "leader", "person-card", "member"})
 PRODUCT_TOKENS = frozenset({"product", "product-card"})
 OFFICE_TOKENS = frozenset({"office", "location-card", "office-card"})
@@ -306,7 +313,26 @@ def _jobs(tree: LexborHTMLParser, base: str, out: Extraction) -> int:
             ),
         )
         found += 1
-    return found
+    if found:
+        return found
+    # No job markup: a header-named table, else a list of links to postings.
+    rows = table_rows(tree) or posting_links(tree, base)
+    for row in rows:
+        location = row.get("location", "")
+        href = row.get("url")
+        out.add(
+            "job",
+            job(
+                vendor="html",
+                vendor_id=None,
+                title=row["title"],
+                department=row.get("department") or None,
+                locations=[location] if location else [],
+                remote=("remote" in location.lower()) or None,
+                url=canonical_url(href, base) if href else None,
+            ),
+        )
+    return len(rows)
 
 
 def _price(text: str) -> tuple[float | None, str | None]:
@@ -314,6 +340,13 @@ def _price(text: str) -> tuple[float | None, str | None]:
     if match is None:
         return None, None
     return float(match.group(2).replace(",", "")), CURRENCIES[match.group(1)]
+
+
+def _number(value: str | None) -> float | None:
+    try:
+        return float((value or "").replace(",", "")) if value else None
+    except ValueError:
+        return None
 
 
 def _period(text: str) -> str | None:
@@ -335,7 +368,9 @@ def _plans(tree: LexborHTMLParser, out: Extraction) -> int:
         )
         if not name:
             continue
-        holders = node.css(".plan-price, .price, .tier-fee, .tier-rate") or node.css(".amount")
+        holders = node.css(".plan-price, .price, .price-text, .tier-fee, .tier-rate") or node.css(
+            ".amount"
+        )
         price_text = " · ".join(
             _clean(p.text(deep=True, separator=" "))
             for p in holders
@@ -350,6 +385,11 @@ def _plans(tree: LexborHTMLParser, out: Extraction) -> int:
             amount, _currency = _price(_clean(toggle.text(deep=True, separator="")))
             if amount is not None:
                 prices[period.lower()] = amount
+        for holder in holders:
+            for attribute, period in PERIOD_ATTRIBUTES.items():
+                figure = _number(holder.attributes.get(attribute))
+                if figure is not None:
+                    prices.setdefault(period, figure)
         amount, currency = _price(price_text)
         period = _period(price_text)
         if prices:

@@ -87,6 +87,25 @@ def test_a_posting_gone_from_the_list_is_a_job_removed_and_relative_dates_are_no
     assert not delta.added.get("job") and not delta.updated.get("job")
 
 
+CARDS = """<html><body><main><ul id="jobs_list_container">{items}</ul></main></body></html>"""
+CARD = (
+    '<li class="w-full"><a class="flex flex-col py-6" href="/jobs/{id}-{slug}">'
+    '<span class="company-link-style">{title}</span><div class="mt-1 text-md"><span>Sales</span>'
+    '<span>&middot;</span><span>Leeds</span></div><div class="text-sm">{ago}</div></a></li>'
+)
+
+
+def test_a_link_that_wraps_a_whole_card_is_titled_by_its_first_part() -> None:
+    items = "".join(
+        CARD.format(id=i, slug=t.lower().replace(" ", "-"), title=t, ago=a)
+        for i, t, a in [("7", "Account Executive", "il y a 3 jours"), ("8", "Buyer", "vor 2 Tagen")]
+    )
+    assert _titles(CARDS.format(items=items), "https://work.tallyforge.com/") == [
+        "Account Executive",
+        "Buyer",
+    ]
+
+
 def test_one_link_to_a_posting_is_a_button_not_a_listing() -> None:
     assert _titles(_list(("41", "Data Engineer", "today")), "https://tallyforge.com/careers") == []
 

@@ -104,11 +104,25 @@ def posting_links(tree: LexborHTMLParser, base: str) -> list[dict[str, str]]:
         if not href or href.startswith(("#", "mailto:", "javascript:")):
             continue
         url = urljoin(base, href)
-        title = _text(link)
+        title = _title(link)
         if not title or not is_posting_url(url) or _in_navigation(link):
             continue
         rows.setdefault(url, {"title": title, "url": url})
     return list(rows.values()) if len(rows) >= MIN_POSTING_LINKS else []
+
+
+def _title(link: LexborNode) -> str:
+    """A posting link's title: the link's heading or first part when the link wraps a whole
+    card (title, team, place, "3 days ago"), else its text."""
+    heading = link.css_first("h1, h2, h3, h4, h5, [class*=title]")
+    if heading is not None and _text(heading):
+        return _text(heading)
+    child = link.child
+    while child is not None:
+        if child.tag not in (None, "-text") and _text(child):
+            return _text(child)
+        child = child.next
+    return _text(link)
 
 
 def _in_navigation(node: LexborNode) -> bool:

@@ -140,3 +140,19 @@ def test_webflow_pricing_cards_with_both_periods_on_the_price_element() -> None:
     delta = reconcile(before, after)
     changed = delta.updated.get("pricing_plan", []) + delta.added.get("pricing_plan", [])
     assert changed and not delta.removed.get("pricing_plan")
+
+
+def test_a_second_card_of_one_plan_name_at_another_price_is_another_plan() -> None:
+    url = "https://quarrylane.io/pricing"
+    card = (
+        '<div class="pricing-card"><h3 class="plan-name">Starter</h3>'
+        '<div class="price-text" data-monthly="{m}">${m}/month</div></div>'
+    )
+    before = extract_html(f"<html><body>{card.format(m=12)}</body></html>", url, "pricing")
+    twice = f"<html><body>{card.format(m=12)}{card.format(m=12)}</body></html>"
+    assert len(extract_html(twice, url, "pricing").canonical().entities["pricing_plan"]) == 1
+    other = f"<html><body>{card.format(m=12)}{card.format(m=20)}</body></html>"
+    after = extract_html(other, url, "pricing")
+    delta = reconcile(before, after)
+    assert [p["attributes"]["price"] for p in delta.added["pricing_plan"]] == [20.0]
+    assert not delta.updated.get("pricing_plan") and not delta.removed.get("pricing_plan")

@@ -357,11 +357,25 @@ def _period(text: str) -> str | None:
     return None
 
 
+def _plan_key(name: str, amount: float | None, keys: dict[str, list[float | None]]) -> str:
+    """A plan's key: its name; a second card of that name at another price is another plan
+    (`team#2`), one at the same price is the same plan shown twice."""
+    key = name_norm(name)
+    prices = keys.setdefault(key, [])
+    if amount in prices:
+        index = prices.index(amount)
+    else:
+        prices.append(amount)
+        index = len(prices) - 1
+    return key if index == 0 else f"{key}#{index + 1}"
+
+
 def _plans(tree: LexborHTMLParser, out: Extraction) -> int:
     nodes = _with_tokens(tree, PLAN_TOKENS)
     seen = {n.mem_id for n in nodes}
     nodes += [n for n in tree.css("[data-plan]") if n.mem_id not in seen and _visible(n, {})]
     found = 0
+    keys: dict[str, list[float | None]] = {}
     for node in nodes:
         name = _first_text(node, ".plan-name, .tier-name, h2, h3, h4") or (
             node.attributes.get("data-plan") or ""
@@ -404,7 +418,7 @@ def _plans(tree: LexborHTMLParser, out: Extraction) -> int:
         out.add(
             "pricing_plan",
             {
-                "key": name_norm(name),
+                "key": _plan_key(name, amount, keys),
                 "name": name,
                 "price": amount,
                 "currency": currency,

@@ -243,7 +243,8 @@ class CandidateBook:
         return sum(1 for c in self.candidates if c.method is DiscoveryMethod.ATS)
 
     def add_links(self, page: PageLinks, domain: str) -> None:
-        """The page's links that name a surface of `domain`, and its feeds on `domain`."""
+        """The page's links that name a surface of `domain` (and status pages off it:
+        status_hosts.py), and its feeds on `domain` but a comments or archive feed."""
         for link in page.links:
             method = DiscoveryMethod.NAV if link.region == "nav" else DiscoveryMethod.LINK
             self.extend(_classified(link.url, domain, method, link.text))

@@ -5,11 +5,13 @@ the least valuable ones are the ones cut: homepage (website variants, redirects)
 generic-HTML extraction of the homepage → the surfaces robots.txt names and allows
 (method `robots`, no request: it was read before the homepage) → robots.txt `Sitemap:`
 lines or `/sitemap.xml` (an index plus `discovery_max_sitemap_children`, 4) → ATS
-detection in the homepage and the best careers page, each board verified by one request
-to its vendor (Workday: its public board page); with no careers page found, the
+detection in the homepage and the best careers page (a vendor's career site on the
+company's own host, such as Teamtailor's, is known by its asset host), each board verified
+by one request to its vendor (Workday: its public board page); with no careers page found, the
 `careers.`/`jobs.` subdomain probes run here and the page that answers is that best
 careers page (one that has no board but links a careers subdomain has that page read
-too) → the blog/newsroom listing page beside each feed (feed_listing.py) →
+too) → status pages linked off the company's domain (a status vendor's host) asked for
+their Statuspage `summary.json` → the blog/newsroom listing page beside each feed (feed_listing.py) →
 `discovery_max_probes` (12) common-path probes (soft-404 and redirect-to-home rejected) → subdomain probes (DNS first,
 `discovery_max_subdomain_gets`, 6). Every HTTP request counts against
 `discovery_max_requests` (robots.txt, redirect hops, verification); DNS lookups do not.

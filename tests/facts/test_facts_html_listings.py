@@ -156,3 +156,47 @@ def test_a_second_card_of_one_plan_name_at_another_price_is_another_plan() -> No
     delta = reconcile(before, after)
     assert [p["attributes"]["price"] for p in delta.added["pricing_plan"]] == [20.0]
     assert not delta.updated.get("pricing_plan") and not delta.removed.get("pricing_plan")
+
+
+COLLECTION = """<html><body><div class="w-dyn-list"><div role="list" class="w-dyn-items">{items}</div>
+</div><div class="w-dyn-empty"><div>No items found.</div></div></body></html>"""
+POST = (
+    '<div role="listitem" class="w-dyn-item"><a href="/journal/{slug}" class="post-card w-inline-block">'
+    '<div class="post-category">Field</div><h3 class="post-heading">{title}</h3>'
+    '<div class="post-date">{date}</div></a></div>'
+)
+
+
+def _collection(*posts: tuple[str, str]) -> str:
+    items = "".join(
+        POST.format(slug=t.lower().replace(" ", "-"), title=t, date=d) for t, d in posts
+    )
+    return COLLECTION.format(items=items)
+
+
+def test_a_webflow_collection_list_gives_one_post_per_item_without_time_elements() -> None:
+    url = "https://quarrylane.io/journal"
+    before = extract_html(_collection(("Quarry maps", "March 2, 2026")), url, "blog")
+    after = extract_html(
+        _collection(("Stone grades", "March 9, 2026"), ("Quarry maps", "March 2, 2026")),
+        url,
+        "blog",
+    )
+    assert [n["title"] for n in before.entities["news"]] == ["Quarry maps"]
+    delta = reconcile(before, after)
+    assert [n["name"] for n in delta.added["news"]] == ["Stone grades"]
+
+
+def test_job_rows_named_by_class_or_by_their_posting_id() -> None:
+    page = (
+        '<div class="jobs"><div class="job-row"><span class="job-title">Welder</span>'
+        '<span class="job-loc">Leeds</span><span class="job-dept">Works</span></div>'
+        '<div data-job="77"><span class="job-title">Planner</span>'
+        '<span class="job-loc">York</span></div></div>'
+    )
+    jobs = extract_html(page, "https://tallyforge.com/careers", "careers").entities["job"]
+    assert sorted((j["title"], j["locations"][0]) for j in jobs) == [
+        ("Planner", "York"),
+        ("Welder", "Leeds"),
+    ]
+    assert {j["title"]: j["team"] for j in jobs}["Welder"] == "Works"

@@ -38,8 +38,10 @@ SURFACE_TYPES = {
     "locations": "location",
 }
 JOB_TOKENS = frozenset(
-    {"job", "job-item", "job-listing", "job-posting", "job-card", "opening", "vacancy", "posting"}
-)
+    {"job", "job-item", "job-listing", "job-posting", "job-card", "opening", "vacancy", "posting",
+     "job-row", "job-list-item", "jobs-list-item", "job-opening", "career-item", "opening-item",
+     "position-item"}
+)  # fmt: skip
 # Webflow and site-builder templates call a plan's card `pricing-card` / `plan-card`.
 PLAN_TOKENS = frozenset(
     {"plan", "tier", "pricing-plan", "price-card", "pricing-tier", "pricing-card", "plan-card"}
@@ -50,6 +52,8 @@ PERIOD_ATTRIBUTES = {"data-monthly": "monthly", "data-annual": "annual", "data-y
 PERSON_TOKENS = frozenset({"person", "team-member", "leader", "person-card", "member"})
 PRODUCT_TOKENS = frozenset({"product", "product-card"})
 OFFICE_TOKENS = frozenset({"office", "location-card", "office-card"})
+# Items of a CMS collection list (Webflow `w-dyn-item`, ARIA `role=listitem` divs).
+COLLECTION_ITEMS = '.w-dyn-item, [role="listitem"]'
 CURRENCIES = {"$": "USD", "€": "EUR", "£": "GBP"}
 _MONEY = re.compile(r"([$€£])\s?(\d[\d,]*(?:\.\d+)?)")
 _MONTH = re.compile(r"/\s*mo\b|per month|/\s*month|monthly|a month", re.I)
@@ -273,11 +277,19 @@ def _jsonld_entity(item: dict[str, Any], base: str, out: Extraction) -> int:
 # -- listings -----------------------------------------------------------------------------
 def _jobs(tree: LexborHTMLParser, base: str, out: Extraction) -> int:
     found = 0
-    for node in _with_tokens(tree, JOB_TOKENS):
+    tokened = _with_tokens(tree, JOB_TOKENS)
+    marked = {n.mem_id for n in tokened}
+    # A row that carries its posting's id (`<div data-job="199227">`) is a job too.
+    tokened += [
+        n
+        for n in tree.css("[data-job], [data-job-id]")
+        if n.mem_id not in marked and _visible(n, {})
+    ]
+    for node in _outermost(tokened):
         title = _first_text(node, ".job-title, .title, h2, h3, h4, a")
         if not title:
             continue
-        location = _first_text(node, ".job-location, .location")
+        location = _first_text(node, ".job-location, .location, .job-loc")
         link = node.css_first("a[href]")
         href = link.attributes.get("href") if link is not None else None
         out.add(
@@ -286,7 +298,7 @@ def _jobs(tree: LexborHTMLParser, base: str, out: Extraction) -> int:
                 vendor="html",
                 vendor_id=None,
                 title=title,
-                team=_first_text(node, ".job-team, .team, .department") or None,
+                team=_first_text(node, ".job-team, .team, .department, .job-dept") or None,
                 locations=[location] if location else [],
                 remote=("remote" in location.lower()) or None,
                 url=canonical_url(href, base) if href and href.startswith(("http", "/")) else None,
@@ -432,15 +444,24 @@ def _plans(tree: LexborHTMLParser, out: Extraction) -> int:
     return found
 
 
+def _collection_post(node: LexborNode) -> bool:
+    """An item of a CMS collection list with a heading: a post card even without `<time>`
+    (Webflow's `w-dyn-item` shows its date as plain text)."""
+    return node.tag not in ("article", "li") and node.css_first("h2, h3, h4") is not None
+
+
 def _news(tree: LexborHTMLParser, base: str, out: Extraction) -> int:
     found = 0
     seen: dict[int, bool] = {}
-    candidates = [n for n in tree.css("article, li") if _visible(n, seen)]
+    # One node matching two selectors comes back twice: keep it once.
+    unique = {n.mem_id: n for n in tree.css(f"article, li, {COLLECTION_ITEMS}")}
+    candidates = [n for n in unique.values() if _visible(n, seen)]
     keep = _outermost(
         [
             n
             for n in candidates
-            if n.css_first("time") is not None and n.css_first("a[href]") is not None
+            if n.css_first("a[href]") is not None
+            and (n.css_first("time") is not None or _collection_post(n))
         ]
     )
     for node in keep:

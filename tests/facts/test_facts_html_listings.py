@@ -200,3 +200,18 @@ def test_job_rows_named_by_class_or_by_their_posting_id() -> None:
         ("Welder", "Leeds"),
     ]
     assert {j["title"]: j["team"] for j in jobs}["Welder"] == "Works"
+
+
+def test_a_new_card_of_one_plan_name_above_the_old_one_is_the_new_plan() -> None:
+    url = "https://quarrylane.io/pricing"
+    card = (
+        '<div class="pricing-plan"><h3>Team</h3>'
+        '<p class="price" data-monthly="{m}">${m}<span class="period">/month</span></p></div>'
+    )
+    before = extract_html(f"<html><body>{card.format(m=19)}</body></html>", url, "pricing")
+    above = f"<html><body>{card.format(m=35)}{card.format(m=19)}</body></html>"
+    delta = reconcile(before, extract_html(above, url, "pricing"))
+    assert [p["attributes"]["price"] for p in delta.added["pricing_plan"]] == [35.0]
+    assert not delta.updated.get("pricing_plan")
+    assert not [e for e in delta.events if e["event"] == "superseded"]
+    assert sorted(i["key"] for i in delta.current.entities["pricing_plan"]) == ["team", "team#2"]

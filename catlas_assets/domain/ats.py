@@ -78,12 +78,38 @@ def detect_board(url: str) -> AtsBoard | None:
     return None
 
 
-def detect_boards(urls: Iterable[str]) -> list[AtsBoard]:
-    """Every distinct board (vendor, token) among `urls`, in first-seen order."""
+def detect_site_board(page_url: str, urls: Iterable[str]) -> AtsBoard | None:
+    """The vendor career site a page is, served on the company's own host (Teamtailor on
+    `careers.acme.com`): the page loads that vendor's assets (`site_markers`), and the
+    board's endpoint lives on the page's origin."""
+    parts = urlsplit(page_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return None
+    hosts = {(urlsplit(u).hostname or "").lower() for u in urls}
+    for vendor, links in VENDORS.items():
+        if links.site_api is None:
+            continue
+        if any(h == m or h.endswith("." + m) for h in hosts for m in links.site_markers):
+            return AtsBoard(
+                vendor=vendor,
+                token=parts.hostname,
+                api_url=links.site_api(f"{parts.scheme}://{parts.netloc}"),
+                source_url=page_url,
+            )
+    return None
+
+
+def detect_boards(urls: Iterable[str], *, page_url: str | None = None) -> list[AtsBoard]:
+    """Every distinct board (vendor, token) among `urls`, in first-seen order; with
+    `page_url`, the vendor career site that page is comes first."""
+    urls = list(urls)
+    site = detect_site_board(page_url, urls) if page_url else None
     seen: dict[tuple[str, str], AtsBoard] = {}
+    if site is not None:
+        seen[(site.vendor, site.token)] = site
     for url in urls:
         board = detect_board(url)
-        if board is not None:
+        if board is not None and all(b.api_url != board.api_url for b in seen.values()):
             seen.setdefault((board.vendor, board.token.lower()), board)
     return list(seen.values())
 

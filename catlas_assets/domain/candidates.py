@@ -16,9 +16,18 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from catlas_assets.domain.classify import PATH_KEYWORDS, classify_url, fold, path_depth
+from catlas_assets.domain.classify import (
+    NEWS_AS_BLOG_CONFIDENCE,
+    PATH_KEYWORDS,
+    classify_url,
+    fold,
+    is_archive,
+    is_comments_feed,
+    path_depth,
+)
 from catlas_assets.domain.feed_listing import listing_from_feed_url
 from catlas_assets.domain.page_links import PageLinks
+from catlas_assets.domain.status_hosts import STATUS_HOST_CONFIDENCE, is_offsite_status_page
 from catlas_assets.domain.taxonomy import (
     DEPTH_DECAY,
     FOUND_SCORE,
@@ -156,11 +165,12 @@ def subdomain_candidate(url: str, surface: Surface) -> Candidate:
     )
 
 
-def _classified(url: str, domain: str, method: DiscoveryMethod, text: str = "") -> Candidate | None:
+def _classified(url: str, domain: str, method: DiscoveryMethod, text: str = "") -> list[Candidate]:
+    """The candidates a URL is: its surface, and the blog too for a plain news section."""
     found = classify_url(url, company_domain=domain, text=text)
     if found is None or found.surface is Surface.HOMEPAGE:
-        return None
-    return Candidate(
+        return []
+    candidate = Candidate(
         url=url,
         surface=found.surface,
         method=method,
@@ -168,6 +178,12 @@ def _classified(url: str, domain: str, method: DiscoveryMethod, text: str = "") 
         verified=False,
         depth=path_depth(url),
     )
+    if found.alternative is None:
+        return [candidate]
+    return [
+        candidate,
+        replace(candidate, surface=found.alternative, confidence=NEWS_AS_BLOG_CONFIDENCE),
+    ]
 
 
 # -- the book ---------------------------------------------------------------------------
@@ -227,14 +243,25 @@ class CandidateBook:
         return sum(1 for c in self.candidates if c.method is DiscoveryMethod.ATS)
 
     def add_links(self, page: PageLinks, domain: str) -> None:
-        """The page's links that name a surface of `domain`, and its feeds on `domain`."""
+        """The page's links that name a surface of `domain` (and status pages off it:
+        status_hosts.py), and its feeds on `domain` but a comments or archive feed."""
         for link in page.links:
             method = DiscoveryMethod.NAV if link.region == "nav" else DiscoveryMethod.LINK
-            found = _classified(link.url, domain, method, link.text)
-            if found is not None:
-                self.add(found)
+            self.extend(_classified(link.url, domain, method, link.text))
+            if is_offsite_status_page(link.url, link.text, company_domain=domain):
+                self.add(
+                    Candidate(
+                        url=link.url,
+                        surface=Surface.STATUS,
+                        method=method,
+                        confidence=STATUS_HOST_CONFIDENCE,
+                        verified=False,
+                        depth=path_depth(link.url),
+                    )
+                )
         for feed in page.feeds:
-            if registrable_domain(feed) != domain:
+            # A comments feed or a tag's feed is not the feed of the site's posts.
+            if registrable_domain(feed) != domain or is_comments_feed(feed) or is_archive(feed):
                 continue
             self.add(
                 Candidate(
@@ -295,9 +322,7 @@ class CandidateBook:
 
     def add_sitemap_urls(self, urls: Iterable[str], domain: str) -> None:
         for url in urls:
-            found = _classified(url, domain, DiscoveryMethod.SITEMAP)
-            if found is not None:
-                self.add(found)
+            self.extend(_classified(url, domain, DiscoveryMethod.SITEMAP))
 
     def status_origins(self, homepage_url: str) -> list[str]:
         """Origins of status candidates on another host than the homepage's, sorted."""

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
 from catlas_assets.domain.taxonomy import SUBDOMAIN_SURFACES
-from catlas_assets.domain.urls import registrable_domain
+from catlas_assets.domain.urls import is_locale, registrable_domain
 from catlas_assets.domain.vocabulary import Surface
 
 # Last-segment keywords per surface, with the confidence a match carries. Sections go by
@@ -37,13 +37,25 @@ PATH_KEYWORDS: dict[Surface, tuple[float, frozenset[str]]] = {
             }
         ),
     ),
-    Surface.PRICING: (0.9, frozenset({"pricing", "plans", "prices", "price"})),
+    Surface.PRICING: (
+        0.9,
+        frozenset(
+            {
+                "pricing", "plans", "prices", "price", "membership", "memberships",
+                "plans-and-pricing", "plans-pricing",
+                # de, fr, nl, es, it, sv
+                "preise", "tarife", "tarifs", "prix", "prijzen", "tarieven", "precios",
+                "prezzi", "piani", "priser", "prisplaner",
+            }
+        ),
+    ),
     Surface.BLOG: (
         0.85,
         frozenset(
             {
                 "blog", "engineering-blog", "articles", "insights", "journal", "stories",
                 "updates", "field-notes", "fieldnotes", "engineering", "tech-blog", "posts",
+                "writing", "notes", "news-and-updates", "company-blog",
                 # de, fr, nl, es, it, sv
                 "magazin", "artikel", "beitraege", "le-blog", "actualites-blog", "artikelen",
                 "verhalen", "inzichten", "articulos", "historias", "articoli", "storie",
@@ -92,11 +104,16 @@ TEXT_KEYWORDS: dict[Surface, frozenset[str]] = {
             "posizioni aperte", "karriär", "jobba hos oss", "lediga jobb",
         }
     ),
-    Surface.PRICING: frozenset({"pricing", "plans", "plans & pricing", "plans and pricing"}),
+    Surface.PRICING: frozenset(
+        {
+            "pricing", "plans", "plans & pricing", "plans and pricing", "membership",
+            "memberships", "preise", "tarifs", "prix", "prijzen", "precios", "prezzi", "priser",
+        }
+    ),
     Surface.BLOG: frozenset(
         {
             "blog", "engineering blog", "journal", "stories", "insights", "updates", "articles",
-            "field notes", "engineering", "our blog", "tech blog", "magazin", "le blog",
+            "field notes", "engineering", "our blog", "tech blog", "magazin", "le blog", "writing",
             "artikelen", "verhalen", "artículos", "historias", "articoli", "storie",
             "artiklar", "insikter",
         }
@@ -117,6 +134,24 @@ TEXT_KEYWORDS: dict[Surface, frozenset[str]] = {
     Surface.INVESTORS: frozenset({"investors", "investor relations"}),
     Surface.PEOPLE: frozenset({"team", "our team", "leadership"}),
 }  # fmt: skip
+# A section named plain "news" (in any language) is as often a company's blog as its
+# press page; the press words name the newsroom for sure and outrank it. The anchor text
+# decides a plain news section (WordPress blogs live at `/news/` called "Updates"), else
+# it is the newsroom, and the blog when the newsroom is another page (selection.py).
+NEWS_WORDS = frozenset(
+    {"news", "announcements", "aktuelles", "neuigkeiten", "nachrichten", "actualites", "nieuws",
+     "noticias", "notizie", "nyheter"}
+)  # fmt: skip
+PRESS_CONFIDENCE = 0.9
+NEWS_AS_BLOG_CONFIDENCE = 0.6
+# Taxonomy and archive listings of a CMS (WordPress `/category/x/`, `/tag/x/`,
+# `/author/x/`, `/page/2/`, `/2024/05/`; Ghost `/tag/x/`, `/author/x/`) list a slice of
+# the posts: never a section of their own, whatever their slug says (`/tag/news/`).
+ARCHIVE_SEGMENTS = frozenset(
+    {"tag", "tags", "category", "categories", "author", "authors", "topic", "topics"}
+)
+_PAGE_NUMBER = re.compile(r"^\d+$")
+_YEAR = re.compile(r"^(?:19|20)\d{2}$")
 TEXT_ONLY_CONFIDENCE = 0.6
 TEXT_AGREES_BONUS = 0.05
 SUBDOMAIN_CONFIDENCE = 0.9
@@ -128,6 +163,27 @@ _SUBDOMAIN_SURFACE = dict(SUBDOMAIN_SURFACES)
 class Classified:
     surface: Surface
     confidence: float
+    alternative: Surface | None = None  # what the page may be instead (a news section: blog)
+
+
+def is_archive(url: str) -> bool:
+    """A CMS taxonomy, author, pagination or date archive (`/tag/news/`, `/blog/page/2/`)."""
+    segments = [fold(s) for s in urlsplit(url).path.split("/") if s]
+    for i, segment in enumerate(segments):
+        followed = i + 1 < len(segments)
+        if segment in ARCHIVE_SEGMENTS and followed:
+            return True
+        if segment == "page" and followed and _PAGE_NUMBER.match(segments[i + 1]):
+            return True
+        if _YEAR.match(segment):
+            return True
+    return False
+
+
+def is_comments_feed(url: str) -> bool:
+    """WordPress's comments feed (`/comments/feed/`, `/post/feed/` of one post's comments
+    is not linked from a homepage): the readers' comments, not the site's posts."""
+    return "comments" in [fold(s) for s in urlsplit(url).path.split("/") if s]
 
 
 def path_depth(url: str) -> int:
@@ -157,7 +213,7 @@ def _text_surface(text: str) -> Surface | None:
 
 
 # A first path segment that is a locale or a version, not a page: `docs.x.com/en/latest`.
-_LOCALE_OR_VERSION = re.compile(r"^(?:[a-z]{2}(?:[-_][a-z]{2})?|v\d+(?:\.\d+)*|latest|stable)$")
+_VERSION = re.compile(r"^(?:v\d+(?:\.\d+)*|latest|stable)$")
 
 
 def _label_surface(label: str) -> Surface | None:
@@ -175,7 +231,21 @@ def _section_root(segments: list[str]) -> bool:
     """The root of a subdomain's section: `/`, `/jobs`, or `/en/`, `/en/latest/`."""
     if len(segments) <= 1:
         return True
-    return all(_LOCALE_OR_VERSION.match(s) for s in segments[:-1]) and len(segments) <= 2
+    return all(is_locale(s) or _VERSION.match(s) for s in segments[:-1]) and len(segments) <= 2
+
+
+def _section(surface: Surface, confidence: float, word: str, by_text: Surface | None) -> Classified:
+    """A section its path names; a plain news section goes by its anchor text."""
+    alternative = None
+    if surface is Surface.NEWSROOM:
+        if word not in NEWS_WORDS:
+            confidence = PRESS_CONFIDENCE
+        elif by_text is Surface.BLOG:
+            surface = Surface.BLOG
+        else:
+            alternative = Surface.BLOG
+    bonus = TEXT_AGREES_BONUS if by_text is surface else 0.0
+    return Classified(surface, round(min(1.0, confidence + bonus), 4), alternative)
 
 
 def classify_url(url: str, *, company_domain: str, text: str = "") -> Classified | None:
@@ -202,15 +272,18 @@ def classify_url(url: str, *, company_domain: str, text: str = "") -> Classified
         if surface is not None and _section_root(segments):
             return Classified(surface, SUBDOMAIN_CONFIDENCE)
         if not segments:
-            return None  # dashboard.example.com: an app, not a surface
+            # dashboard.example.com: an app, not a surface, unless its link says which
+            # ("Careers" -> work.example.com, a career site on a host of its own).
+            return Classified(by_text, TEXT_ONLY_CONFIDENCE) if by_text is not None else None
     elif not segments:
         return Classified(Surface.HOMEPAGE, 1.0) if not parts.query else None
+    if is_archive(url):
+        return None
     segment = fold(segments[-1])
     last = _EXTENSION.sub("", segment)
     for surface, (confidence, words) in _FOLDED_PATH.items():
         if last in words or segment in words:
-            bonus = TEXT_AGREES_BONUS if by_text is surface else 0.0
-            return Classified(surface, round(min(1.0, confidence + bonus), 4))
+            return _section(surface, confidence, last, by_text)
     if by_text is not None and len(segments) <= 2:
         return Classified(by_text, TEXT_ONLY_CONFIDENCE)
     return None

@@ -5,7 +5,8 @@ feed was found also has the page that lists the same posts. That page is, in ord
 
 - the feed URL without its feed segments: WordPress `/journal/feed/`, Ghost
   `/blog/rss/`, Hugo `/posts/index.xml`, `/news/feed.xml`, `/blog/feed/atom/`;
-- for a feed at the site's root (Next.js `/rss.xml`, Ghost `/rss/`, WordPress `/feed/`),
+- for a feed at the site's root (Next.js `/rss.xml`, Ghost `/rss/`, WordPress `/feed/`;
+  a language's root, Hugo `/nl/index.xml`, is a root too),
   the feed's own `<link>` (RSS `channel/link`, Atom `link rel=alternate`) when it is not the
   homepage, else the one section most of its items live under (`/stories/a`, `/stories/b`
   -> `/stories`).
@@ -20,7 +21,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import feedparser
 
-from catlas_assets.domain.urls import registrable_domain
+from catlas_assets.domain.urls import is_locale, registrable_domain
 
 FEED_SEGMENTS = frozenset(
     {"feed", "feeds", "rss", "rss2", "atom", "feed.xml", "rss.xml", "atom.xml", "index.xml",
@@ -41,14 +42,19 @@ def _at(url: str, segments: list[str]) -> str:
     return urlunsplit((parts.scheme, parts.netloc, "/" + "/".join(segments), "", ""))
 
 
+def _is_root(segments: list[str]) -> bool:
+    """The site's root or one language's root (`/nl/`): a homepage, not a listing."""
+    return not segments or (len(segments) == 1 and is_locale(segments[0]))
+
+
 def listing_from_feed_url(feed_url: str) -> str | None:
-    """The section URL a feed URL sits in (None for a feed at the root)."""
+    """The section URL a feed URL sits in (None for a feed at a site's or language's root)."""
     segments = _segments(feed_url)
     while segments and (
         segments[-1].lower() in FEED_SEGMENTS or segments[-1].lower().endswith(FEED_SUFFIXES)
     ):
         segments.pop()
-    return _at(feed_url, segments) if segments else None
+    return None if _is_root(segments) else _at(feed_url, segments)
 
 
 def listing_from_feed_body(body: bytes, feed_url: str) -> str | None:
@@ -58,7 +64,11 @@ def listing_from_feed_body(body: bytes, feed_url: str) -> str | None:
         return None
     domain = registrable_domain(feed_url)
     link = parsed.feed.get("link") if parsed.get("feed") else None
-    if isinstance(link, str) and registrable_domain(link) == domain and _segments(link):
+    if (
+        isinstance(link, str)
+        and registrable_domain(link) == domain
+        and not _is_root(_segments(link))
+    ):
         return _at(link, _segments(link))
     sections: Counter[str] = Counter()
     items = 0
@@ -68,7 +78,7 @@ def listing_from_feed_body(body: bytes, feed_url: str) -> str | None:
             continue
         items += 1
         segments = _segments(url)
-        if len(segments) >= 2:
+        if len(segments) >= 2 and not _is_root(segments[:-1]):
             sections[_at(url, segments[:-1])] += 1
     if not sections:
         return None

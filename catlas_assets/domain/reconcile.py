@@ -60,11 +60,48 @@ def trustworthy(extraction: Extraction) -> bool:
     return extraction.structured or extraction.count() >= 1
 
 
+def follow_plans_by_price(
+    old: list[dict[str, Any]], new: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Pricing cards sharing one name (`team`, `team#2`: extract/html.py) are followed by
+    their price, not their place on the page: a card at a price the plan had keeps that
+    plan's key, so a new card added above an old one is the new plan."""
+    old_price = {i["key"]: i.get("price") for i in old}
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for item in new:
+        groups.setdefault(item["key"].split("#", 1)[0], []).append(item)
+    out: list[dict[str, Any]] = []
+    for base, group in groups.items():
+        keys = [k for k in old_price if k.split("#", 1)[0] == base]
+        if len(group) < 2 or not keys:
+            out.extend(group)
+            continue
+        kept: dict[int, str] = {}
+        for index, item in enumerate(group):
+            match = next(
+                (k for k in keys if old_price[k] == item.get("price") and k not in kept.values()),
+                None,
+            )
+            if match is not None:
+                kept[index] = match
+        spare = (
+            k
+            for k in (base, *(f"{base}#{n}" for n in range(2, len(group) + len(keys) + 2)))
+            if k not in kept.values()
+        )
+        out.extend({**item, "key": kept.get(i) or next(spare)} for i, item in enumerate(group))
+    return sorted(out, key=lambda i: i["key"])
+
+
 def reconcile(previous: Extraction | None, new: Extraction) -> Reconciliation:
     result = Reconciliation()
     new = new.canonical()
-    carried = {t: list(items) for t, items in new.entities.items()}
     before = previous.canonical() if previous is not None else None
+    if before is not None and "pricing_plan" in new.entities:
+        new.entities["pricing_plan"] = follow_plans_by_price(
+            before.entities.get("pricing_plan", []), new.entities["pricing_plan"]
+        )
+    carried = {t: list(items) for t, items in new.entities.items()}
     types = sorted(set(new.entities) | (set(before.entities) if before else set()))
     can_remove = trustworthy(new)
     for entity_type in types:

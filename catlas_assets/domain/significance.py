@@ -10,6 +10,7 @@ drops out of its own navigation matters. The result is a significance in [0, 1] 
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -39,6 +40,11 @@ PRICE_CHANGE_WEIGHT = 0.5
 INDICATOR_WEIGHT = {"critical": 0.9, "major": 0.6, "minor": 0.3, "none": 0.3}
 IMPACT_WEIGHT = {"critical": 0.85, "major": 0.6, "minor": 0.3, "none": 0.2, "maintenance": 0.2}
 COMPONENT_WEIGHT = 0.2
+# Docs and developer pages carry no typed entities, yet a release note added there
+# ("Release v2.5 — 2026-01-11", "Version 3.1.0") is news to whoever builds on the product.
+RELEASE_SURFACES = frozenset({"docs", "developer"})
+RELEASE_NOTE = re.compile(r"\b(?:release|version|v)\s?\d+\.\d+", re.IGNORECASE)
+RELEASE_NOTE_WEIGHT = 0.3
 
 
 @dataclass(frozen=True)
@@ -113,6 +119,12 @@ def compare(
     typed: list[float] = []
     if delta is not None:
         typed = _typed(delta, reasons)
+    releases = [
+        b for b in added if mask_volatile(b.text) not in flapping and RELEASE_NOTE.search(b.text)
+    ]
+    if surface in RELEASE_SURFACES and releases:
+        typed.append(RELEASE_NOTE_WEIGHT)
+        reasons.append(f"{len(releases)} release note(s) added -> {RELEASE_NOTE_WEIGHT:.2f}")
     if history.was_self_linked and history.is_self_linked is False:
         typed.append(NAV_DROP_WEIGHT)
         reasons.append(f"the page dropped out of its own navigation -> {NAV_DROP_WEIGHT:.2f}")

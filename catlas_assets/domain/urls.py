@@ -33,6 +33,15 @@ def check_url(url: str) -> str:
     return url.strip()
 
 
+# A path segment that names a language (`en`, `de-ch`, `pt_BR`): the root of that
+# language's site, not a section.
+_LOCALE = re.compile(r"^[a-z]{2}(?:[-_][a-z]{2})?$", re.IGNORECASE)
+
+
+def is_locale(segment: str) -> bool:
+    return bool(_LOCALE.match(segment))
+
+
 def host_of(url: str) -> str:
     try:
         return (urlsplit(url).hostname or "").lower()

@@ -5,11 +5,13 @@ the least valuable ones are the ones cut: homepage (website variants, redirects)
 generic-HTML extraction of the homepage → the surfaces robots.txt names and allows
 (method `robots`, no request: it was read before the homepage) → robots.txt `Sitemap:`
 lines or `/sitemap.xml` (an index plus `discovery_max_sitemap_children`, 4) → ATS
-detection in the homepage and the best careers page, each board verified by one request
-to its vendor (Workday: its public board page); with no careers page found, the
+detection in the homepage and the best careers page (a vendor's career site on the
+company's own host, such as Teamtailor's, is known by its asset host), each board verified
+by one request to its vendor (Workday: its public board page); with no careers page found, the
 `careers.`/`jobs.` subdomain probes run here and the page that answers is that best
 careers page (one that has no board but links a careers subdomain has that page read
-too) → the blog/newsroom listing page beside each feed (feed_listing.py) →
+too) → status pages linked off the company's domain (a status vendor's host) asked for
+their Statuspage `summary.json` → the blog/newsroom listing page beside each feed (feed_listing.py) →
 `discovery_max_probes` (12) common-path probes (soft-404 and redirect-to-home rejected) → subdomain probes (DNS first,
 `discovery_max_subdomain_gets`, 6). Every HTTP request counts against
 `discovery_max_requests` (robots.txt, redirect hops, verification); DNS lookups do not.
@@ -304,9 +306,11 @@ class _Discovery:
                     children += 1
         self.book.add_sitemap_urls(urls, domain)
 
-    async def verify_boards(self, urls: list[str]) -> None:
+    async def verify_boards(self, urls: list[str], page_url: str | None = None) -> None:
+        """Verify the boards `urls` name (and, for a careers page at `page_url`, the
+        vendor career site it is on the company's own host), one request each."""
         verified = self.book.verified_boards()
-        for board in ats.detect_boards(urls):
+        for board in ats.detect_boards(urls, page_url=page_url):
             if (
                 verified
                 or self.book.boards_tried() >= self.settings.discovery_max_ats_verifications
@@ -325,14 +329,14 @@ class _Discovery:
             self.book.add(board_candidate(board.api_url, board.vendor, ok=ok, rejected=reason))
             verified += int(ok)
 
-    async def careers_page(self, homepage_url: str) -> list[str]:
-        """Fetch the best careers page (if any); the URLs on it, for ATS detection."""
+    async def careers_page(self, homepage_url: str) -> None:
+        """Fetch the best careers page (if any) and verify the ATS board it names or is."""
         best = self.book.best(Surface.CAREERS)
         if best is None or best.url in self.fetched_urls:
-            return []
+            return
         if not self.affordable(best.url):
             self._cut("ats")
-            return []
+            return
         fetched = await self.get(best.url)
         rejected = ""
         if fetched is None:
@@ -343,15 +347,16 @@ class _Discovery:
             rejected = "redirects to the homepage"
         if rejected or fetched is None:
             self.book.mark(best.url, Surface.CAREERS, rejected=rejected)
-            return []
+            return
         self.book.mark(best.url, Surface.CAREERS, verified=True)
         page = extract_links(fetched.body, fetched.content_type, fetched.final_url)
         urls = [fetched.final_url, *page.all_urls()]
-        if ats.detect_boards(urls):
-            return urls
-        return urls + await self.careers_subdomain_page(page, fetched.final_url)
+        if ats.detect_boards(urls, page_url=fetched.final_url):
+            await self.verify_boards(urls, page_url=fetched.final_url)
+            return
+        await self.careers_subdomain_page(page, fetched.final_url)
 
-    async def careers_subdomain_page(self, page: PageLinks, careers_url: str) -> list[str]:
+    async def careers_subdomain_page(self, page: PageLinks, careers_url: str) -> None:
         """A careers page with no board that links the careers site on a subdomain
         (`/careers` -> "Open positions" -> `jobs.acme.com`, which embeds the ATS): that page
         is read too, once, and is the careers candidate it links."""
@@ -365,15 +370,17 @@ class _Discovery:
                 continue
             if not self.affordable(link.url):
                 self._cut("ats")
-                return []
+                return
             fetched = await self.ok_get(link.url)
             if fetched is None:
-                return []
+                return
             self.book.add_links(PageLinks(links=[link]), domain)
             self.book.mark(link.url, Surface.CAREERS, verified=True)
             other = extract_links(fetched.body, fetched.content_type, fetched.final_url)
-            return [fetched.final_url, *other.all_urls()]
-        return []
+            await self.verify_boards(
+                [fetched.final_url, *other.all_urls()], page_url=fetched.final_url
+            )
+            return
 
     async def status_from_links(self, status_hosts: list[str]) -> None:
         for status_origin in status_hosts:
@@ -450,7 +457,7 @@ class _Discovery:
                 rejected = "soft-404 (reads like a known-missing page)"
             self.book.add(probe_candidate(fetched.final_url, surface, rejected=rejected))
             if not rejected and surface is Surface.CAREERS:
-                await self.verify_boards(page.all_urls())
+                await self.verify_boards(page.all_urls(), page_url=fetched.final_url)
 
     async def subdomains(self, site: str, domain: str, only: Surface | None = None) -> None:
         """The surface subdomains still missing (DNS first); `only` one surface's labels.
@@ -491,7 +498,7 @@ class _Discovery:
             self.book.add(subdomain_candidate(fetched.final_url, surface))
             if surface is Surface.CAREERS:
                 page = extract_links(fetched.body, fetched.content_type, fetched.final_url)
-                await self.verify_boards(page.all_urls())
+                await self.verify_boards(page.all_urls(), page_url=fetched.final_url)
 
     # -- the whole run -------------------------------------------------------------------
     async def run(self, website: str) -> DiscoveryResult:
@@ -552,7 +559,7 @@ class _Discovery:
         status_hosts = self.book.status_origins(home)
         await self.sitemaps(site, domain)
         await self.verify_boards(page.all_urls())
-        await self.verify_boards(await self.careers_page(home))
+        await self.careers_page(home)
         await self.subdomains(site, domain, only=Surface.CAREERS)
         await self.status_from_links(status_hosts)
         await self.feed_listings(domain)

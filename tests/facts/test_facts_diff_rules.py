@@ -100,3 +100,14 @@ def test_the_bounded_payload_keeps_300_items_per_list_and_stays_under_the_size_c
 
     assert len(json.dumps(small, sort_keys=True).encode()) <= 20_000
     assert 0 < len(small["entities"]["job"]) < 300
+
+
+def test_a_release_note_added_to_a_docs_page_is_meaningful_a_copy_edit_is_not() -> None:
+    page = [f"Guide paragraph {i} about setting up the client" for i in range(30)]
+    release = compare(blocks(*page), blocks("Release v3.2 (2026-02-01)", *page), "docs")
+    assert release.significance >= 0.10
+    assert any("release note" in r for r in release.reasons)
+    edited = compare(blocks(*page), blocks("A reworded introduction", *page), "docs")
+    assert edited.significance < 0.10
+    careers = compare(blocks(*page), blocks("Release v3.2 (2026-02-01)", *page), "careers")
+    assert careers.significance < 0.10

@@ -33,6 +33,10 @@ class BoardLinks:
     verify_page: Callable[[str, dict[str, str]], str] | None = None
     reserved_tokens: frozenset[str] = frozenset()  # host labels that are the vendor's own
     token_param: str = ""  # a query parameter that, when present, names the token (embeds)
+    # Asset hosts of the vendor's career-site product: a page that loads from one is that
+    # vendor's board on the company's own host, whose endpoint `site_api` names (origin ->).
+    site_markers: tuple[str, ...] = ()
+    site_api: Callable[[str], str] | None = None
 
 
 def patterns(*expressions: str) -> tuple[re.Pattern[str], ...]:

@@ -34,10 +34,15 @@ class Teamtailor(Connector):
     name = "teamtailor"
     kind = "ats"
     description = "Teamtailor jobs RSS (jobs.rss)"
+    # A Teamtailor career site also runs on the company's own host (`careers.acme.com`),
+    # with the same `/jobs.rss`; its pages load their assets from Teamtailor's CDN.
     board_links = BoardLinks(
         patterns(rf"^(?P<token>{TOKEN})\.teamtailor\.com(?:/|$)"),
         lambda s, g: f"{s}://{g['token']}.teamtailor.com/jobs.rss",
         lambda body: xml_root(body) == "rss",
+        reserved_tokens=frozenset({"www", "app", "api", "support", "docs", "assets"}),
+        site_markers=("teamtailor-cdn.com",),
+        site_api=lambda origin: f"{origin}/jobs.rss",
     )
 
     def parse(self, pages: list[Page], surface: str, now: datetime) -> Extraction:

@@ -18,6 +18,7 @@ from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from catlas_assets.domain.extract.extraction import Extraction, job, name_norm
+from catlas_assets.domain.extract.job_listings import posting_links, table_rows
 from catlas_assets.domain.extract.markup import parse_html
 
 TRACKING_PARAMS = frozenset(
@@ -37,12 +38,22 @@ SURFACE_TYPES = {
     "locations": "location",
 }
 JOB_TOKENS = frozenset(
-    {"job", "job-item", "job-listing", "job-posting", "job-card", "opening", "vacancy", "posting"}
+    {"job", "job-item", "job-listing", "job-posting", "job-card", "opening", "vacancy", "posting",
+     "job-row", "job-list-item", "jobs-list-item", "job-opening", "career-item", "opening-item",
+     "position-item"}
+)  # fmt: skip
+# Webflow and site-builder templates call a plan's card `pricing-card` / `plan-card`.
+PLAN_TOKENS = frozenset(
+    {"plan", "tier", "pricing-plan", "price-card", "pricing-tier", "pricing-card", "plan-card"}
 )
-PLAN_TOKENS = frozenset({"plan", "tier", "pricing-plan", "price-card", "pricing-tier"})
+# A price element carrying both billing periods as attributes (a monthly/annual toggle
+# that swaps the figure client-side): `<div data-monthly="19" data-annual="15">`.
+PERIOD_ATTRIBUTES = {"data-monthly": "monthly", "data-annual": "annual", "data-yearly": "annual"}
 PERSON_TOKENS = frozenset({"person", "team-member", "leader", "person-card", "member"})
 PRODUCT_TOKENS = frozenset({"product", "product-card"})
 OFFICE_TOKENS = frozenset({"office", "location-card", "office-card"})
+# Items of a CMS collection list (Webflow `w-dyn-item`, ARIA `role=listitem` divs).
+COLLECTION_ITEMS = '.w-dyn-item, [role="listitem"]'
 CURRENCIES = {"$": "USD", "€": "EUR", "£": "GBP"}
 _MONEY = re.compile(r"([$€£])\s?(\d[\d,]*(?:\.\d+)?)")
 _MONTH = re.compile(r"/\s*mo\b|per month|/\s*month|monthly|a month", re.I)
@@ -266,11 +277,19 @@ def _jsonld_entity(item: dict[str, Any], base: str, out: Extraction) -> int:
 # -- listings -----------------------------------------------------------------------------
 def _jobs(tree: LexborHTMLParser, base: str, out: Extraction) -> int:
     found = 0
-    for node in _with_tokens(tree, JOB_TOKENS):
+    tokened = _with_tokens(tree, JOB_TOKENS)
+    marked = {n.mem_id for n in tokened}
+    # A row that carries its posting's id (`<div data-job="199227">`) is a job too.
+    tokened += [
+        n
+        for n in tree.css("[data-job], [data-job-id]")
+        if n.mem_id not in marked and _visible(n, {})
+    ]
+    for node in _outermost(tokened):
         title = _first_text(node, ".job-title, .title, h2, h3, h4, a")
         if not title:
             continue
-        location = _first_text(node, ".job-location, .location")
+        location = _first_text(node, ".job-location, .location, .job-loc")
         link = node.css_first("a[href]")
         href = link.attributes.get("href") if link is not None else None
         out.add(
@@ -279,7 +298,7 @@ def _jobs(tree: LexborHTMLParser, base: str, out: Extraction) -> int:
                 vendor="html",
                 vendor_id=None,
                 title=title,
-                team=_first_text(node, ".job-team, .team, .department") or None,
+                team=_first_text(node, ".job-team, .team, .department, .job-dept") or None,
                 locations=[location] if location else [],
                 remote=("remote" in location.lower()) or None,
                 url=canonical_url(href, base) if href and href.startswith(("http", "/")) else None,
@@ -306,7 +325,26 @@ def _jobs(tree: LexborHTMLParser, base: str, out: Extraction) -> int:
             ),
         )
         found += 1
-    return found
+    if found:
+        return found
+    # No job markup: a header-named table, else a list of links to postings.
+    rows = table_rows(tree) or posting_links(tree, base)
+    for row in rows:
+        location = row.get("location", "")
+        href = row.get("url")
+        out.add(
+            "job",
+            job(
+                vendor="html",
+                vendor_id=None,
+                title=row["title"],
+                department=row.get("department") or None,
+                locations=[location] if location else [],
+                remote=("remote" in location.lower()) or None,
+                url=canonical_url(href, base) if href else None,
+            ),
+        )
+    return len(rows)
 
 
 def _price(text: str) -> tuple[float | None, str | None]:
@@ -314,6 +352,13 @@ def _price(text: str) -> tuple[float | None, str | None]:
     if match is None:
         return None, None
     return float(match.group(2).replace(",", "")), CURRENCIES[match.group(1)]
+
+
+def _number(value: str | None) -> float | None:
+    try:
+        return float((value or "").replace(",", "")) if value else None
+    except ValueError:
+        return None
 
 
 def _period(text: str) -> str | None:
@@ -324,18 +369,34 @@ def _period(text: str) -> str | None:
     return None
 
 
+def _plan_key(name: str, amount: float | None, keys: dict[str, list[float | None]]) -> str:
+    """A plan's key: its name; a second card of that name at another price is another plan
+    (`team#2`), one at the same price is the same plan shown twice."""
+    key = name_norm(name)
+    prices = keys.setdefault(key, [])
+    if amount in prices:
+        index = prices.index(amount)
+    else:
+        prices.append(amount)
+        index = len(prices) - 1
+    return key if index == 0 else f"{key}#{index + 1}"
+
+
 def _plans(tree: LexborHTMLParser, out: Extraction) -> int:
     nodes = _with_tokens(tree, PLAN_TOKENS)
     seen = {n.mem_id for n in nodes}
     nodes += [n for n in tree.css("[data-plan]") if n.mem_id not in seen and _visible(n, {})]
     found = 0
+    keys: dict[str, list[float | None]] = {}
     for node in nodes:
         name = _first_text(node, ".plan-name, .tier-name, h2, h3, h4") or (
             node.attributes.get("data-plan") or ""
         )
         if not name:
             continue
-        holders = node.css(".plan-price, .price, .tier-fee, .tier-rate") or node.css(".amount")
+        holders = node.css(".plan-price, .price, .price-text, .tier-fee, .tier-rate") or node.css(
+            ".amount"
+        )
         price_text = " · ".join(
             _clean(p.text(deep=True, separator=" "))
             for p in holders
@@ -350,6 +411,11 @@ def _plans(tree: LexborHTMLParser, out: Extraction) -> int:
             amount, _currency = _price(_clean(toggle.text(deep=True, separator="")))
             if amount is not None:
                 prices[period.lower()] = amount
+        for holder in holders:
+            for attribute, period in PERIOD_ATTRIBUTES.items():
+                figure = _number(holder.attributes.get(attribute))
+                if figure is not None:
+                    prices.setdefault(period, figure)
         amount, currency = _price(price_text)
         period = _period(price_text)
         if prices:
@@ -364,7 +430,7 @@ def _plans(tree: LexborHTMLParser, out: Extraction) -> int:
         out.add(
             "pricing_plan",
             {
-                "key": name_norm(name),
+                "key": _plan_key(name, amount, keys),
                 "name": name,
                 "price": amount,
                 "currency": currency,
@@ -378,15 +444,24 @@ def _plans(tree: LexborHTMLParser, out: Extraction) -> int:
     return found
 
 
+def _collection_post(node: LexborNode) -> bool:
+    """An item of a CMS collection list with a heading: a post card even without `<time>`
+    (Webflow's `w-dyn-item` shows its date as plain text)."""
+    return node.tag not in ("article", "li") and node.css_first("h2, h3, h4") is not None
+
+
 def _news(tree: LexborHTMLParser, base: str, out: Extraction) -> int:
     found = 0
     seen: dict[int, bool] = {}
-    candidates = [n for n in tree.css("article, li") if _visible(n, seen)]
+    # One node matching two selectors comes back twice: keep it once.
+    unique = {n.mem_id: n for n in tree.css(f"article, li, {COLLECTION_ITEMS}")}
+    candidates = [n for n in unique.values() if _visible(n, seen)]
     keep = _outermost(
         [
             n
             for n in candidates
-            if n.css_first("time") is not None and n.css_first("a[href]") is not None
+            if n.css_first("a[href]") is not None
+            and (n.css_first("time") is not None or _collection_post(n))
         ]
     )
     for node in keep:

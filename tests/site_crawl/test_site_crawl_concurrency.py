@@ -14,6 +14,8 @@ from catlas_assets.services.crawl_configs import add_config, config_webpages, ru
 from catlas_assets.services.runtime import Runtime
 from catlas_assets.services.site_crawl import CrawlRequest, SiteCrawlResult, prepare, run_site_crawl
 from catlas_assets.services.sql import query
+from fixture_web import DEFAULT_NOW
+from tests.fixture_web_process import web_process
 from tests.site_crawl.conftest import INKWELL
 
 SPACING_S = 0.08
@@ -49,7 +51,15 @@ def _entity_events(runtime: Runtime) -> Counter[tuple[str, str, str]]:
 
 
 def test_a_concurrent_crawl_keeps_spacing_and_matches_a_sequential_one(
-    make_runtime, web, database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    make_runtime, database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The server runs in its own process: its log then times arrivals as they happen.
+    with web_process(tmp_path, DEFAULT_NOW) as web:
+        _concurrent_against_sequential(make_runtime, database_url, tmp_path, monkeypatch, web)
+
+
+def _concurrent_against_sequential(
+    make_runtime, database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, web
 ) -> None:
     # A counting wrapper round the real page crawl: the witness that pages overlapped.
     in_flight = [0, 0]
@@ -65,22 +75,25 @@ def test_a_concurrent_crawl_keeps_spacing_and_matches_a_sequential_one(
 
     monkeypatch.setattr(site_crawl, "crawl_row", counted)
     sequential = make_runtime(f"sqlite:///{tmp_path / 'one.db'}", site_crawl_concurrency=1,
-                              state_dir=str(tmp_path / "one"))  # fmt: skip
+                              state_dir=str(tmp_path / "one"),
+                              hosts=str(web.hosts_file))  # fmt: skip
     one = _crawl(sequential)
     assert in_flight[1] == 1
     web.clear_requests()
     # On each backend: pages in flight commit at once (PostgreSQL: concurrent transactions).
     concurrent = make_runtime(database_url, site_crawl_concurrency=6,
                               domain_concurrency=3, domain_spacing_s=SPACING_S,
-                              state_dir=str(tmp_path / "many"))  # fmt: skip
+                              state_dir=str(tmp_path / "many"),
+                              hosts=str(web.hosts_file))  # fmt: skip
     many = _crawl(concurrent)
     assert in_flight[1] > 1
     # The fixture server's log is the witness: one domain, requests never closer than the
     # spacing, however many pages were in flight.
-    arrivals = sorted(r.received for r in web.requests if r.host == "inkwell-press.com")
+    log = web.requests()
+    arrivals = sorted(r["received"] for r in log if r["host"] == "inkwell-press.com")
     assert len(arrivals) > 45
     assert min(b - a for a, b in pairwise(arrivals)) >= SPACING_S - JITTER_S
-    assert {r.host for r in web.requests} == {"inkwell-press.com"}
+    assert {r["host"] for r in log} == {"inkwell-press.com"}
     assert _pages(concurrent) == _pages(sequential)
     assert _events(concurrent, many.report.run_id) == _events(sequential, one.report.run_id)
     assert many.events == one.events

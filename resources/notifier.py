@@ -55,6 +55,19 @@ def slack_message(
     }
 
 
+def run_start_message(title: str, run_id: str) -> dict[str, Any]:
+    """A site crawl's start message: operators see a run begin, not only end."""
+    return {
+        "text": f"[started] {title}: run {run_id}",
+        "blocks": [
+            {
+                "type": "section",
+                "text": {"type": "mrkdwn", "text": f"*[started] {title}*\nrun {run_id}"},
+            }
+        ],
+    }
+
+
 def run_message(title: str, summary_line: str, *, failed: bool) -> dict[str, Any]:
     """A finished run's verdict (a site crawl's complete or fail message)."""
     headline = f"[{'failed' if failed else 'done'}] {title}"

@@ -13,7 +13,13 @@ from catlas_assets.services.change_view import publish_diff, seen_at
 from catlas_assets.services.dimensions import export_dimensions
 from catlas_assets.services.runs import RunReport
 from catlas_assets.services.runtime import Runtime
-from resources.notifier import Delivery, WebhookNotifier, run_message, slack_message
+from resources.notifier import (
+    Delivery,
+    WebhookNotifier,
+    run_message,
+    run_start_message,
+    slack_message,
+)
 from resources.state import inbox
 
 
@@ -57,6 +63,14 @@ def _diff(runtime: Runtime, change: dict[str, object]) -> str:
         return publish_diff(runtime, str(change["change_id"]))
     except (CatlasError, OSError):
         return ""
+
+
+def announce_start(runtime: Runtime, run_id: str, title: str) -> Delivery | None:
+    """Post that a run began (None while the notifier is off); best effort, as the verdict."""
+    notifier = runtime.notifier
+    if notifier is None:
+        return None
+    return notifier.send(f"{run_id}:start", run_start_message(title, run_id))
 
 
 def announce_run(runtime: Runtime, report: RunReport, title: str) -> Delivery | None:

@@ -38,7 +38,7 @@ from catlas_assets.domain.vocabulary import (
 )
 from catlas_assets.errors import CatlasError, NotFoundError
 from catlas_assets.services import dimensions, lake_sync
-from catlas_assets.services.notify import announce_run
+from catlas_assets.services.notify import announce_run, announce_start
 from catlas_assets.services.run_control import RunControl
 from catlas_assets.services.runs import RunRecorder, RunReport
 from catlas_assets.services.runtime import Runtime
@@ -128,6 +128,7 @@ def run_site_crawl(
         runtime, recorder.run_id, prepared.spec, prepared.config, prepared.scope,
         seed=prepared.seeds[0] if prepared.seeds else None, on_event=on_event,
     )  # fmt: skip
+    announce_start(runtime, recorder.run_id, _title(prepared))
     guard = control.guard(runtime.settings)
     try:
         if prepared.spec.command is Command.PROCESS:

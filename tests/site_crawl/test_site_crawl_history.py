@@ -128,9 +128,17 @@ def test_a_site_crawl_posts_its_verdict_and_its_changes_are_delivered(
     next_day(sim)
     second = run_site_crawl(runtime, prepare(runtime, CrawlRequest("inkwell", "single_page",
                                                                    url=NEWS)))  # fmt: skip
-    verdicts = dict(receiver.received)
-    assert set(verdicts) == {first.report.run_id, second.report.run_id}
-    text = verdicts[second.report.run_id]["text"]
+    posts = dict(receiver.received)
+    runs = [first.report.run_id, second.report.run_id]
+    assert set(posts) == {*runs, *(f"{run}:start" for run in runs)}
+    assert [key for key, _ in receiver.received] == [
+        f"{runs[0]}:start",
+        runs[0],
+        f"{runs[1]}:start",
+        runs[1],
+    ]  # each run says it started before it says how it ended
+    assert posts[f"{runs[1]}:start"]["text"].startswith("[started] site crawl inkwell")
+    text = posts[second.report.run_id]["text"]
     assert "site crawl inkwell (single_page)" in text and second.report.summary_line in text
     result = deliver_pending(runtime)
     assert (result.delivered, result.failed, result.waiting) == (1, 0, 0)

@@ -230,16 +230,15 @@ class Lake:
             con.register_filesystem(self.storage.fs)
         for name, table in TABLES.items():
             source = "changes_written" if name == "changes" else name
-            typed = ", ".join(f"{c}::JSON AS {c}" for c in table.schema.names if c in JSON_COLUMNS)
-            replace = f" REPLACE ({typed})" if typed else ""
-            if self.files(name):
-                self._view(con, source, replace, self.glob_uri(name))
+            keys = self.files(name)
+            if keys:
+                self._view(con, source, table.schema, self.glob_uri(name), keys)
                 if table.daily_state:
                     # `entities`: the view is the latest day; every day stays as `_by_day`.
                     latest = self.partitions(name)[-1]
                     con.execute(f"ALTER VIEW {source} RENAME TO {source}_by_day")
                     uri = self.storage.uri(f"{name}/{latest}/*.parquet")
-                    self._view(con, source, replace, uri)
+                    self._view(con, source, table.schema, uri, self.files(name, latest))
             else:
                 _empty_table(con, source, table.schema, "NULL::DATE AS date, NULL::INTEGER AS hour")
         for name in DIMENSIONS:
@@ -252,13 +251,40 @@ class Lake:
         )
         return con
 
-    @staticmethod
-    def _view(con: duckdb.DuckDBPyConnection, view: str, replace: str, uri: str) -> None:
-        con.execute(
-            f"CREATE VIEW {view} AS SELECT *{replace} FROM read_parquet('{uri}', "
-            "hive_partitioning = true, union_by_name = true, "
+    def _view(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        view: str,
+        schema: pa.Schema,
+        uri: str,
+        keys: list[str],
+    ) -> None:
+        """`view` over the files at `uri`, with every column `schema` declares.
+
+        Files written before a column was added lack it; `union_by_name` fills it in while
+        any file has it, and until one does the view still has it, NULL, so queries written
+        for the current schema run on an older lake.
+        """
+        source = (
+            f"read_parquet('{uri}', hive_partitioning = true, union_by_name = true, "
             "hive_types = {'date': DATE, 'hour': INTEGER})"
         )
+        # The newest file is written by the current code: only when it lacks a column is
+        # the union of every file's columns read.
+        newest = pq.read_schema(io.BytesIO(self.storage.read(max(keys)))).names
+        present = set(newest)
+        if not set(schema.names) <= present:
+            present = {row[0] for row in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
+        missing = pa.schema([f for f in schema if f.name not in present])
+        typed = ", ".join(
+            f"{c}::JSON AS {c}" for c in schema.names if c in JSON_COLUMNS and c in present
+        )
+        replace = f" REPLACE ({typed})" if typed else ""
+        nulls = "".join(
+            f", NULL::{'JSON' if f.name in JSON_COLUMNS else duck_type} AS {f.name}"
+            for f, duck_type in zip(missing, _duckdb_types(con, missing), strict=True)
+        )
+        con.execute(f"CREATE VIEW {view} AS SELECT *{replace}{nulls} FROM {source}")
 
     def _dimension_views(self, con: duckdb.DuckDBPyConnection, name: str) -> None:
         spec = self.dimension(name)
@@ -285,6 +311,14 @@ def _empty_table(
     empty = schema.empty_table()  # noqa: F841 - read by name below
     replace = _json_replace(schema)
     con.execute(f"CREATE TABLE {name} AS SELECT *{replace}, {partition_columns} FROM empty")
+
+
+def _duckdb_types(con: duckdb.DuckDBPyConnection, schema: pa.Schema) -> list[str]:
+    """The DuckDB type of each column of an Arrow schema, as DuckDB itself maps it."""
+    if not schema:
+        return []
+    empty = schema.empty_table()  # noqa: F841 - read by name below
+    return [row[1] for row in con.execute("DESCRIBE SELECT * FROM empty").fetchall()]
 
 
 def _json_replace(schema: pa.Schema) -> str:

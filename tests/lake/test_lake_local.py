@@ -360,3 +360,36 @@ def test_lake_read_matches_the_files(local_lake: Lake, lake_root: Path) -> None:
         from_disk.column("observation_id").to_pylist()
     )
     assert table.num_rows == 3
+
+
+def _old_file(lake_root: Path, table: str, rows: list[dict[str, Any]], dropped: set[str]) -> None:
+    """A file as an older catlas wrote it: the table's columns without `dropped`."""
+    schema = pa.schema([f for f in TABLES[table].schema if f.name not in dropped])
+    folder = lake_root / table / "date=2026-01-05" / "hour=08"
+    folder.mkdir(parents=True, exist_ok=True)
+    data = pa.Table.from_pylist(
+        [{k: v for k, v in r.items() if k not in dropped} for r in rows], schema=schema
+    )
+    pq.write_table(data, folder / "part-old.parquet")
+
+
+def test_a_column_no_file_has_yet_reads_as_typed_nulls(local_lake: Lake, lake_root: Path) -> None:
+    """Queries written for the current schema run on a lake written before a column existed."""
+    declared = _columns(local_lake.connect(), "changes")
+    dropped = {"webpage_id", "lineage_id", "structured_delta"}
+    assert dropped <= set(declared)
+    _old_file(lake_root, "changes", [change("c1", T0)], dropped)
+    con = local_lake.connect()
+    assert _columns(con, "changes") == declared
+    got = con.execute(
+        "SELECT change_id, webpage_id, lineage_id, structured_delta->>'$.x' FROM changes"
+    ).fetchall()
+    assert got == [("c1", None, None, None)]
+    # Once a file has the columns, the union of both reads the old rows as NULL.
+    local_lake.write_rows("changes", [{**change("c2", T0), "webpage_id": 7}], batch_id="new")
+    con = local_lake.connect()
+    assert _columns(con, "changes") == declared
+    assert sorted(con.execute("SELECT change_id, webpage_id FROM changes").fetchall()) == [
+        ("c1", None),
+        ("c2", 7),
+    ]

@@ -22,10 +22,9 @@ from sqlalchemy.engine import make_url
 
 from catlas_assets.definitions import defs
 from catlas_assets.defs.resources import CatlasResource
-from catlas_assets.services import catalog
-from catlas_assets.services.sensor_run import run_one
 from fixture_web import DEFAULT_NOW, FixtureWeb
 from tests.conftest import PG_ADMIN_URL
+from tests.dagster.watched_hour import fetch_kestrel_pages
 
 ROOT = Path(__file__).resolve().parents[2]
 PROD = ROOT / "dagster_home" / "dagster.prod.yaml"
@@ -125,17 +124,7 @@ def test_a_range_run_on_the_production_instance_keeps_each_hours_figures(
     )
     runtime = resource.build()
     try:
-        company = catalog.add_company(
-            runtime, name="Kestrel Labs", website="http://kestrel-labs.com", tier=1
-        )
-        for surface in ("pricing", "careers"):
-            sensor = catalog.add_sensor(
-                runtime,
-                company_id=company,
-                surface=surface,
-                url=f"http://kestrel-labs.com/{surface}",
-            )
-            run_one(runtime, sensor, force=True)
+        fetch_kestrel_pages(runtime)
     finally:
         runtime.close()
     hour = DEFAULT_NOW.replace(minute=0, second=0, microsecond=0)

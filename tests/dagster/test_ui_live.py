@@ -23,12 +23,11 @@ import pytest
 from click.testing import CliRunner
 
 from catlas_assets.cli import cli
-from catlas_assets.services import catalog
 from catlas_assets.services.runtime import Runtime
-from catlas_assets.services.sensor_run import run_one
 from catlas_assets.settings import Settings
 from fixture_web import FixtureWeb
 from resources.clock import VirtualClock
+from tests.dagster.watched_hour import fetch_kestrel_pages
 
 # On an idle 2-core machine the whole test takes about two minutes; the bounds are wide.
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
@@ -97,17 +96,7 @@ def seeded(tmp_path: Path) -> tuple[Path, datetime]:
             clock=VirtualClock(now),
         )
         try:
-            company = catalog.add_company(
-                runtime, name="Kestrel Labs", website="http://kestrel-labs.com", tier=1
-            )
-            for surface in ("pricing", "careers"):
-                sensor = catalog.add_sensor(
-                    runtime,
-                    company_id=company,
-                    surface=surface,
-                    url=f"http://kestrel-labs.com/{surface}",
-                )
-                run_one(runtime, sensor, force=True)
+            fetch_kestrel_pages(runtime)
         finally:
             runtime.close()
     return state, now.replace(minute=0, second=0, microsecond=0)

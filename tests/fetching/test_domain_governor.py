@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -120,114 +122,87 @@ def _permits(governor: DomainGovernor, urls: list[str]) -> list[str]:
     return outcomes
 
 
+@pytest.fixture
+def budgets(database_url: str) -> Iterator[DomainBudgets]:
+    store = StateStore.open(database_url)
+    try:
+        yield DomainBudgets(store, default_budget=100)
+    finally:
+        store.close()
+
+
+def _governed(budgets: DomainBudgets, **config: Any) -> DomainGovernor:
+    return DomainGovernor(GovernorConfig(**config), now=lambda: NOW, budgets=budgets)
+
+
 def test_a_fast_domain_leases_units_and_gives_back_what_it_did_not_use(
-    database_url: str,
+    budgets: DomainBudgets,
 ) -> None:
-    store = StateStore.open(database_url)
-    try:
-        budgets = DomainBudgets(store, default_budget=100)
-        governor = DomainGovernor(
-            GovernorConfig(spacing_s=0, concurrency=2, budget_lease=4),
-            now=lambda: NOW,
-            budgets=budgets,
-        )
-        taken: list[int] = []
-        reserve = budgets.reserve
+    governor = _governed(budgets, spacing_s=0, concurrency=2, budget_lease=4)
+    taken: list[int] = []
+    reserve = budgets.reserve
 
-        def counting(*args, **kwargs):
-            reservation = reserve(*args, **kwargs)
-            taken.append(reservation.units)
-            return reservation
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        reservation = reserve(*args, **kwargs)
+        taken.append(reservation.units)
+        return reservation
 
-        budgets.reserve = counting  # type: ignore[method-assign]  # counts the transactions
-        outcomes = _permits(governor, [f"http://acme.co.uk/{i}" for i in range(10)])
-        assert outcomes == ["granted"] * 10
-        assert taken == [4, 4, 4]  # three transactions for ten requests, not ten
-        assert budgets.get("acme.co.uk")["used_today"] == 10  # the two left over went back
-    finally:
-        store.close()
+    budgets.reserve = counting  # type: ignore[method-assign]  # counts the transactions
+    outcomes = _permits(governor, [f"http://acme.co.uk/{i}" for i in range(10)])
+    assert outcomes == ["granted"] * 10
+    assert taken == [4, 4, 4]  # three transactions for ten requests, not ten
+    assert budgets.get("acme.co.uk")["used_today"] == 10  # the two left over went back
 
 
-def test_a_lease_never_takes_more_than_the_budget_left(database_url: str) -> None:
-    store = StateStore.open(database_url)
-    try:
-        budgets = DomainBudgets(store, default_budget=5)
-        governor = DomainGovernor(
-            GovernorConfig(spacing_s=0, concurrency=8, budget_lease=16),
-            now=lambda: NOW,
-            budgets=budgets,
-        )
-        outcomes = _permits(governor, [f"http://acme.co.uk/{i}" for i in range(8)])
-        assert sorted(outcomes) == ["budget_exhausted"] * 3 + ["granted"] * 5
-        assert budgets.get("acme.co.uk")["used_today"] == 5
-    finally:
-        store.close()
+def test_a_lease_never_takes_more_than_the_budget_left(budgets: DomainBudgets) -> None:
+    budgets.set_budget("acme.co.uk", 5, NOW)
+    governor = _governed(budgets, spacing_s=0, concurrency=8, budget_lease=16)
+    outcomes = _permits(governor, [f"http://acme.co.uk/{i}" for i in range(8)])
+    assert sorted(outcomes) == ["budget_exhausted"] * 3 + ["granted"] * 5
+    assert budgets.get("acme.co.uk")["used_today"] == 5
 
 
-def test_a_retry_after_drops_the_lease_and_blocks_at_once(database_url: str) -> None:
-    store = StateStore.open(database_url)
-    try:
-        budgets = DomainBudgets(store, default_budget=100)
-        governor = DomainGovernor(
-            GovernorConfig(spacing_s=0, concurrency=1, budget_lease=8),
-            now=lambda: NOW,
-            budgets=budgets,
-        )
+def test_a_retry_after_drops_the_lease_and_blocks_at_once(budgets: DomainBudgets) -> None:
+    governor = _governed(budgets, spacing_s=0, concurrency=1, budget_lease=8)
 
-        async def main() -> str:
-            async with governor.permit("http://acme.co.uk/1"):
-                pass
-            await governor.retry_after("http://acme.co.uk/1", "120")
-            try:
-                async with governor.permit("http://acme.co.uk/2"):
-                    return "granted"
-            except Postponed as postponed:
-                return postponed.reason
+    async def main() -> str:
+        async with governor.permit("http://acme.co.uk/1"):
+            pass
+        await governor.retry_after("http://acme.co.uk/1", "120")
+        try:
+            async with governor.permit("http://acme.co.uk/2"):
+                return "granted"
+        except Postponed as postponed:
+            return postponed.reason
 
-        assert asyncio.run(main()) == "domain_blocked"
-        assert budgets.get("acme.co.uk")["used_today"] == 1  # seven leased units went back
-    finally:
-        store.close()
+    assert asyncio.run(main()) == "domain_blocked"
+    assert budgets.get("acme.co.uk")["used_today"] == 1  # seven leased units went back
 
 
-def test_a_slow_domain_takes_its_units_one_at_a_time(database_url: str) -> None:
-    store = StateStore.open(database_url)
-    try:
-        budgets = DomainBudgets(store, default_budget=100)
-        governor = DomainGovernor(
-            GovernorConfig(spacing_s=1.0, concurrency=1, budget_lease=8),
-            now=lambda: NOW,
-            budgets=budgets,
-        )
+def test_a_slow_domain_takes_its_units_one_at_a_time(budgets: DomainBudgets) -> None:
+    governor = _governed(budgets, spacing_s=1.0, concurrency=1, budget_lease=8)
 
-        async def main() -> None:
-            async with governor.permit("http://acme.co.uk/1"):
-                pass
+    async def main() -> None:
+        async with governor.permit("http://acme.co.uk/1"):
+            pass
 
-        asyncio.run(main())  # not released: what the store holds is what was taken
-        assert budgets.get("acme.co.uk")["used_today"] == 1
-    finally:
-        store.close()
+    asyncio.run(main())  # not released: what the store holds is what was taken
+    assert budgets.get("acme.co.uk")["used_today"] == 1
 
 
-def test_the_store_hears_of_a_crawl_delay_only_when_it_changes(database_url: str) -> None:
-    store = StateStore.open(database_url)
-    try:
-        budgets = DomainBudgets(store, default_budget=100)
-        governor = DomainGovernor(GovernorConfig(), now=lambda: NOW, budgets=budgets)
-        written: list[float | None] = []
-        record = budgets.record_crawl_delay
+def test_the_store_hears_of_a_crawl_delay_only_when_it_changes(budgets: DomainBudgets) -> None:
+    governor = _governed(budgets)
+    written: list[float | None] = []
+    record = budgets.record_crawl_delay
 
-        def counting(domain: str, delay_s: float | None, now: datetime) -> None:
-            written.append(delay_s)
-            record(domain, delay_s, now)
+    def counting(domain: str, delay_s: float | None, now: datetime) -> None:
+        written.append(delay_s)
+        record(domain, delay_s, now)
 
-        budgets.record_crawl_delay = counting  # type: ignore[method-assign]
-        for _ in range(5):  # every request checks robots.txt and reports the same delay
-            governor.set_crawl_delay("http://www.acme.co.uk:80", 2.0)
-        governor.set_crawl_delay("http://docs.acme.co.uk:80", 5.0)
-        governor.set_crawl_delay("http://docs.acme.co.uk:80", None)
-        assert written == [2.0, 5.0, 2.0]
-        assert budgets.get("acme.co.uk")["crawl_delay_s"] == 2.0
-    finally:
-        store.close()
+    budgets.record_crawl_delay = counting  # type: ignore[method-assign]
+    for _ in range(5):  # every request checks robots.txt and reports the same delay
+        governor.set_crawl_delay("http://www.acme.co.uk:80", 2.0)
+    governor.set_crawl_delay("http://docs.acme.co.uk:80", 5.0)
+    governor.set_crawl_delay("http://docs.acme.co.uk:80", None)
+    assert written == [2.0, 5.0, 2.0]
+    assert budgets.get("acme.co.uk")["crawl_delay_s"] == 2.0

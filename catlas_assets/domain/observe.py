@@ -358,6 +358,9 @@ class _Content:
     hashes: dict[str, Any]  # normalized, structured and simhash, as the sensor keeps them
     row: dict[str, Any]  # its observation (without outcome)
     raw_hash: str  # see `raw_hash`
+    # The archived forms of the text and blocks, serialised once (keyed, then stored).
+    text_bytes: bytes
+    blocks_bytes: bytes
 
     @classmethod
     def of(
@@ -369,10 +372,12 @@ class _Content:
         digest: str,
         raw: str,
     ) -> _Content:
+        text_bytes = normalized.text.encode()
+        blocks_bytes = normalized.blocks_json()
         keys = ObjectKeys(
             raw=key_for_digest(digest),
-            text=archive_key(normalized.text.encode()),
-            blocks=archive_key(normalized.blocks_json()),
+            text=archive_key(text_bytes),
+            blocks=archive_key(blocks_bytes),
         )
         hashes = {
             "normalized_hash": normalized.normalized_hash,
@@ -386,7 +391,9 @@ class _Content:
             hashes=hashes,
             raw_key=keys.raw,
         )
-        return cls(fetched, normalized, extraction, keys, hashes, row, raw)
+        return cls(
+            fetched, normalized, extraction, keys, hashes, row, raw, text_bytes, blocks_bytes
+        )
 
 
 @dataclass
@@ -554,8 +561,8 @@ def _snapshot(
     result.objects.update(
         {
             keys.raw: content.fetched.body,
-            keys.text: content.normalized.text.encode(),
-            keys.blocks: content.normalized.blocks_json(),
+            keys.text: content.text_bytes,
+            keys.blocks: content.blocks_bytes,
             keys.extraction: extraction_bytes,
         }
     )

@@ -380,7 +380,7 @@ class Fetcher:
     async def _check_robots(self, url: str, state: _Attempts, domain: str) -> None:
         entry = await self.robots_gate.check(url, self._robots_get(url, state, domain))
         if self.governor is not None:
-            self.governor.set_crawl_delay(
+            await self.governor.set_crawl_delay(
                 entry.origin, entry.robots.crawl_delay(self.config.user_agent), domain=domain
             )
 

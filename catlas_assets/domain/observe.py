@@ -187,9 +187,11 @@ def needs_parse(sensor: SensorState, fetched: Fetched) -> bool:
     if _left_domain(sensor, fetched):
         return False
     try:
-        return raw_hash(sensor, fetched, sha256_hex(fetched.body)) != sensor.raw_hash
+        raw = raw_hash(sensor, fetched, sha256_hex(fetched.body))
     except CatlasError:
         return False  # an unknown connector fails without a parse
+    # As `_observe`: the same bytes skip the parse only when the sensor keeps their hashes.
+    return raw != sensor.raw_hash or sensor.normalized_hash is None
 
 
 def raw_hash(sensor: SensorState, fetched: Fetched, digest: str) -> str:

@@ -623,14 +623,17 @@ class StateStore:
 
     # -- key/value ------------------------------------------------------------------------
     def put_kv(self, key: str, value: Any, now: datetime) -> None:
+        # One statement: two workers ending a tick at once both write the heartbeat, and
+        # an update-then-insert lets both insert.
+        upsert = (postgresql_insert if self.is_postgres else sqlite_insert)(settings_kv)
+        upsert = upsert.values(key=key, value=value, updated_at=now)
         with self.transaction() as conn:
-            result = conn.execute(
-                update(settings_kv)
-                .where(settings_kv.c.key == key)
-                .values(value=value, updated_at=now)
+            conn.execute(
+                upsert.on_conflict_do_update(
+                    index_elements=["key"],
+                    set_={"value": upsert.excluded.value, "updated_at": upsert.excluded.updated_at},
+                )
             )
-            if result.rowcount == 0:
-                conn.execute(insert(settings_kv).values(key=key, value=value, updated_at=now))
 
     def get_kv(self, key: str) -> Any:
         with self.engine.connect() as conn:

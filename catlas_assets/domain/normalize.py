@@ -317,7 +317,8 @@ def _html_blocks(html: str) -> list[tuple[str, str, str]]:
     if root is None:
         return []
     out: list[tuple[str, str, str]] = []
-    _walk(root, "body", out, 0)
+    if not _is_boilerplate(root):
+        _walk(root, "body", out, 0)
     return out
 
 
@@ -331,8 +332,7 @@ MAX_DEPTH = 160
 
 
 def _walk(node: LexborNode, path: str, out: list[tuple[str, str, str]], depth: int) -> None:
-    if _is_boilerplate(node):
-        return
+    """The blocks of `node`, which is not boilerplate (its parent left that out)."""
     tag = node.tag or ""
     if depth >= MAX_DEPTH:
         text = _clean(node.text(deep=True, separator=" "))

@@ -106,18 +106,10 @@ class _Transport(httpx.AsyncBaseTransport):
     _MAX_ORIGINS = 100_000  # a bound on what is remembered, not a limit on fetching
 
     def __init__(self, resolver: Resolver, limits: httpx.Limits, ca_bundle: str = "") -> None:
-        # The system's trust store, or a PEM bundle (a private CA, the TLS test server).
-        ssl_context = httpx.create_ssl_context(verify=ca_bundle or True)
-        self._h2 = httpx.AsyncHTTPTransport(limits=limits)
-        self._h2._pool = httpcore.AsyncConnectionPool(
-            ssl_context=ssl_context,
-            max_connections=limits.max_connections,
-            max_keepalive_connections=limits.max_keepalive_connections,
-            keepalive_expiry=limits.keepalive_expiry,
-            network_backend=_ResolvingBackend(resolver),
-            http1=True,
-            http2=True,
-        )
+        self._resolver = resolver
+        self._limits = limits
+        self._ca_bundle = ca_bundle
+        self._h2: httpx.AsyncHTTPTransport | None = None
         self._h1 = AiohttpTransport(
             resolver,
             max_connections=limits.max_connections or 64,
@@ -132,16 +124,37 @@ class _Transport(httpx.AsyncBaseTransport):
         origin = (url.host, url.port)
         if url.scheme == "http" or origin in self._http11_origins:
             return await self._h1.handle_async_request(request)
-        response = await self._h2.handle_async_request(request)
+        response = await self._h2_transport().handle_async_request(request)
         if response.extensions.get("http_version") != b"HTTP/2":
             if len(self._http11_origins) >= self._MAX_ORIGINS:
                 self._http11_origins.clear()
             self._http11_origins.add(origin)
         return response
 
+    def _h2_transport(self) -> httpx.AsyncHTTPTransport:
+        """The httpcore side, built at the first https request: its TLS context costs tens
+        of ms, which a tick of plain http pays for nothing."""
+        if self._h2 is None:
+            # The system's trust store, or a PEM bundle (a private CA, the TLS test server).
+            ssl_context = httpx.create_ssl_context(verify=self._ca_bundle or True)
+            limits = self._limits
+            h2 = httpx.AsyncHTTPTransport(limits=limits, verify=ssl_context)
+            h2._pool = httpcore.AsyncConnectionPool(
+                ssl_context=ssl_context,
+                max_connections=limits.max_connections,
+                max_keepalive_connections=limits.max_keepalive_connections,
+                keepalive_expiry=limits.keepalive_expiry,
+                network_backend=_ResolvingBackend(self._resolver),
+                http1=True,
+                http2=True,
+            )
+            self._h2 = h2
+        return self._h2
+
     async def aclose(self) -> None:
         await self._h1.aclose()
-        await self._h2.aclose()
+        if self._h2 is not None:
+            await self._h2.aclose()
 
 
 @dataclass(frozen=True)
@@ -380,7 +393,7 @@ class Fetcher:
     async def _check_robots(self, url: str, state: _Attempts, domain: str) -> None:
         entry = await self.robots_gate.check(url, self._robots_get(url, state, domain))
         if self.governor is not None:
-            self.governor.set_crawl_delay(
+            await self.governor.set_crawl_delay(
                 entry.origin, entry.robots.crawl_delay(self.config.user_agent), domain=domain
             )
 

@@ -99,7 +99,7 @@ class DomainGovernor:
             max_delay_s=self.config.crawl_delay_max_s,
         )
 
-    def set_crawl_delay(
+    async def set_crawl_delay(
         self, origin: str, delay_s: float | None, *, domain: str | None = None
     ) -> None:
         """Crawl-delay of one origin; the domain waits for the largest of its origins'.
@@ -114,10 +114,12 @@ class DomainGovernor:
         else:
             delays[origin] = delay_s
         largest = max(delays.values(), default=None)
-        # Every request checks robots.txt; the store hears of a delay only when it changes.
+        # Every request checks robots.txt; the store hears of a delay only when it differs
+        # from what it holds (read with the domain's budget units), in a thread: a write
+        # waits for the store's lock, and on the loop it would hold every fetch.
         if self.budgets is not None and state.recorded_delay != (largest,):
-            self.budgets.record_crawl_delay(domain, largest, self.now())
             state.recorded_delay = (largest,)
+            await asyncio.to_thread(self.budgets.record_crawl_delay, domain, largest, self.now())
 
     @asynccontextmanager
     async def permit(self, url: str, *, domain: str | None = None) -> AsyncIterator[None]:
@@ -160,6 +162,8 @@ class DomainGovernor:
                 units=self.config.budget_lease if fast else 1,
                 returning=returning,
             )
+            if state.recorded_delay is None:
+                state.recorded_delay = (reservation.crawl_delay_s,)
             if not reservation.granted:
                 raise Postponed(reservation.reason, reservation.detail, reservation.retry_at)
             state.leased = reservation.units - 1

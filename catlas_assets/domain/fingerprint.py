@@ -20,10 +20,16 @@ def simhash64(text: str) -> int:
     words = _WORD.findall(text.lower())
     if not words:
         return 0
-    shingles = [" ".join(words[i : i + SHINGLE]) for i in range(max(1, len(words) - SHINGLE + 1))]
-    digests = b"".join(
-        hashlib.blake2b(s.encode(), digest_size=8).digest() for s in shingles
-    )  # one C call per shingle; the bit arithmetic below is vectorised
+    if len(words) < SHINGLE:
+        shingles = [" ".join(words)]
+    else:
+        # Runs of SHINGLE words: the shorter tails end the zip on purpose.
+        runs = zip(*(words[i:] for i in range(SHINGLE)), strict=False)
+        shingles = [" ".join(run) for run in runs]
+    blake2b = hashlib.blake2b
+    # One C call per shingle (a list, not a generator: this loop is most of the cost); the
+    # bit arithmetic below is vectorised.
+    digests = b"".join([blake2b(s.encode(), digest_size=8).digest() for s in shingles])
     hashes = np.frombuffer(digests, dtype=">u8")
     bits = np.unpackbits(hashes.view(np.uint8).reshape(-1, 8), axis=1)
     votes = bits.sum(axis=0, dtype=np.int64) * 2 - len(shingles)

@@ -40,7 +40,7 @@ from selectolax.lexbor import LexborNode
 
 from catlas_assets.domain.extract.extraction import ParseError
 from catlas_assets.domain.extract.markup import parse_html
-from catlas_assets.domain.relative_dates import RELATIVE_DATE
+from catlas_assets.domain.relative_dates import RELATIVE_DATE, RELATIVE_DATE_CUE
 
 DROP_TAGS = frozenset(
     {"script", "style", "noscript", "template", "svg", "nav", "footer", "iframe", "head", "button"}
@@ -247,9 +247,10 @@ _NEEDS: tuple[Callable[[str, str], bool], ...] = (
     lambda t, _low: ":" in t,
     lambda _t, low: "ago" in low,
     lambda _t, low: "just now" in low or "today" in low or "yesterday" in low,
-    lambda _t, _low: True,  # relative dates in six more languages: no one cheap test
+    lambda _t, low: RELATIVE_DATE_CUE.search(low) is not None,
     lambda _t, low: "view" in low or "watch" in low or "online" in low,
-    lambda t, _low: len(t) >= 24,
+    # A token is a run of 24 characters without a space.
+    lambda t, _low: len(t) >= 24 and max(map(len, t.split()), default=0) >= 24,
 )
 
 
@@ -316,7 +317,8 @@ def _html_blocks(html: str) -> list[tuple[str, str, str]]:
     if root is None:
         return []
     out: list[tuple[str, str, str]] = []
-    _walk(root, "body", out, 0)
+    if not _is_boilerplate(root):
+        _walk(root, "body", out, 0)
     return out
 
 
@@ -330,8 +332,7 @@ MAX_DEPTH = 160
 
 
 def _walk(node: LexborNode, path: str, out: list[tuple[str, str, str]], depth: int) -> None:
-    if _is_boilerplate(node):
-        return
+    """The blocks of `node`, which is not boilerplate (its parent left that out)."""
     tag = node.tag or ""
     if depth >= MAX_DEPTH:
         text = _clean(node.text(deep=True, separator=" "))

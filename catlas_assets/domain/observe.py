@@ -187,9 +187,11 @@ def needs_parse(sensor: SensorState, fetched: Fetched) -> bool:
     if _left_domain(sensor, fetched):
         return False
     try:
-        return raw_hash(sensor, fetched, sha256_hex(fetched.body)) != sensor.raw_hash
+        raw = raw_hash(sensor, fetched, sha256_hex(fetched.body))
     except CatlasError:
         return False  # an unknown connector fails without a parse
+    # As `_observe`: the same bytes skip the parse only when the sensor keeps their hashes.
+    return raw != sensor.raw_hash or sensor.normalized_hash is None
 
 
 def raw_hash(sensor: SensorState, fetched: Fetched, digest: str) -> str:
@@ -358,6 +360,9 @@ class _Content:
     hashes: dict[str, Any]  # normalized, structured and simhash, as the sensor keeps them
     row: dict[str, Any]  # its observation (without outcome)
     raw_hash: str  # see `raw_hash`
+    # The archived forms of the text and blocks, serialised once (keyed, then stored).
+    text_bytes: bytes
+    blocks_bytes: bytes
 
     @classmethod
     def of(
@@ -369,10 +374,12 @@ class _Content:
         digest: str,
         raw: str,
     ) -> _Content:
+        text_bytes = normalized.text.encode()
+        blocks_bytes = normalized.blocks_json()
         keys = ObjectKeys(
             raw=key_for_digest(digest),
-            text=archive_key(normalized.text.encode()),
-            blocks=archive_key(normalized.blocks_json()),
+            text=archive_key(text_bytes),
+            blocks=archive_key(blocks_bytes),
         )
         hashes = {
             "normalized_hash": normalized.normalized_hash,
@@ -386,7 +393,9 @@ class _Content:
             hashes=hashes,
             raw_key=keys.raw,
         )
-        return cls(fetched, normalized, extraction, keys, hashes, row, raw)
+        return cls(
+            fetched, normalized, extraction, keys, hashes, row, raw, text_bytes, blocks_bytes
+        )
 
 
 @dataclass
@@ -554,8 +563,8 @@ def _snapshot(
     result.objects.update(
         {
             keys.raw: content.fetched.body,
-            keys.text: content.normalized.text.encode(),
-            keys.blocks: content.normalized.blocks_json(),
+            keys.text: content.text_bytes,
+            keys.blocks: content.blocks_bytes,
             keys.extraction: extraction_bytes,
         }
     )

@@ -46,9 +46,11 @@ _UNIT = "(?P<unit>" + "|".join(sorted(map(re.escape, _UNITS), key=len, reverse=T
 _MORE = r"(?:(?P<more>more than|plus de|mehr als|más de|meer dan|più di|mer än)\s+)?"
 _AMOUNT = rf"{_MORE}(?:{_COUNT})\s+{_UNIT}"
 
+_AGO_AFTER = ("ago", "geleden", "fa", "sedan")  # en, nl, it, sv ("för 3 dagar sedan")
+_AGO_BEFORE = ("il y a", "hace", "vor", "för")  # fr, es, de, sv
 _AGO_FORMS = (
-    rf"{_AMOUNT}\s+(?:ago|geleden|fa|sedan)",  # en, nl, it, sv ("för 3 dagar sedan")
-    rf"(?:il y a|hace|vor|för)\s+{_AMOUNT}",  # fr, es, de, sv
+    rf"{_AMOUNT}\s+(?:{'|'.join(_AGO_AFTER)})",
+    rf"(?:{'|'.join(_AGO_BEFORE)})\s+{_AMOUNT}",
 )
 _DAY_WORDS: dict[str, int] = {
     "today": 0,
@@ -90,6 +92,12 @@ RELATIVE_DATE = re.compile(
         rf"(?<![\w])(?:{'|'.join(f'(?:{form})' for form in _AGO_FORMS)}|{_DATED_DAY})(?![\w])",
     ),
     re.I | re.M,
+)
+# Every match of RELATIVE_DATE holds one of these words whole (an "ago" word, its
+# preposition, a day word): lower-case ASCII text without one has no match, and this
+# test costs a fraction of the full pattern, which most blocks of a page would fail.
+RELATIVE_DATE_CUE = re.compile(
+    r"(?<!\w)(?:" + "|".join(map(re.escape, (*_AGO_AFTER, *_AGO_BEFORE, *_DAY_WORDS))) + r")(?!\w)"
 )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,8 +41,14 @@ async def run_claimed(
     on_sensor_done: Callable[[SensorRunResult], None] | None = None,
 ) -> ClaimedResult:
     batch = _Batch(runtime, claimed, run_id, guard, control, on_sensor_done)
+    count = max(1, min(runtime.settings.fetch_concurrency, len(claimed)))
+    # What the runs hand to threads waits on the disk or the store's lock, not the CPU:
+    # one thread per run in flight, so an archive write never queues behind a budget
+    # reservation waiting for a group commit (the default pool has cores + 4 threads).
+    asyncio.get_running_loop().set_default_executor(
+        ThreadPoolExecutor(max_workers=count, thread_name_prefix="catlas-run")
+    )
     async with runtime.fetcher() as fetcher:
-        count = max(1, min(runtime.settings.fetch_concurrency, len(claimed)))
         workers = [asyncio.create_task(batch.worker(fetcher)) for _ in range(count)]
         watcher = asyncio.create_task(batch.watch(workers))
         outcomes = await asyncio.gather(*workers, return_exceptions=True)

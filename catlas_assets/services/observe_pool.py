@@ -65,10 +65,24 @@ class ObservePool:
             # In a thread: a large page's parse does not hold up the loop (signals, deadline).
             return await asyncio.to_thread(observe_within, self.parse_timeout_s, **arguments)
         loop = asyncio.get_running_loop()
-        call = functools.partial(observe_within, self.parse_timeout_s, **arguments)
-        return await loop.run_in_executor(self._executor_now(), call)
+        call = functools.partial(_observe_in_worker, self.parse_timeout_s, **arguments)
+        observed, body_keys = await loop.run_in_executor(self._executor_now(), call)
+        for key in body_keys:
+            observed.objects[key] = arguments["fetched"].body
+        return observed
 
     def close(self) -> None:
         if self._executor is not None:
             self._executor.shutdown(wait=True, cancel_futures=True)
             self._executor = None
+
+
+def _observe_in_worker(parse_timeout_s: float, **arguments: Any) -> tuple[Observed, list[str]]:
+    """`observe_within` in a pool process. The response body, archived as it came, is not
+    sent back (the loop's process has it): the keys it is archived under are."""
+    observed = observe_within(parse_timeout_s, **arguments)
+    body = arguments["fetched"].body
+    body_keys = [key for key, data in observed.objects.items() if data is body]
+    for key in body_keys:
+        observed.objects[key] = b""
+    return observed, body_keys

@@ -13,7 +13,7 @@ from catlas_assets.domain import scheduling
 from catlas_assets.domain.connectors import registry
 from catlas_assets.domain.extract.extraction import Extraction
 from catlas_assets.domain.normalize import Block
-from catlas_assets.domain.observe import Observed, observe
+from catlas_assets.domain.observe import Observed, needs_parse, observe
 from catlas_assets.domain.pipeline_data import Fetched, LedgerCharge, SensorState
 from catlas_assets.domain.urls import registrable_domain
 from catlas_assets.domain.vocabulary import ChangeKind, FailureClass, Outcome, SensorStatus
@@ -166,7 +166,9 @@ async def _fetch_and_observe(
     now = runtime.clock.now()
     previous: list[Block] | None = None
     previous_extraction: Extraction | None = None
-    if fetched.failure_class is None and not fetched.not_modified and sensor.last_blocks_key:
+    # The last snapshot is read only for a parse: a 304, a failure or the same bytes
+    # again (a forced refetch of an unchanged page) is decided without it.
+    if sensor.last_blocks_key and needs_parse(sensor, fetched):
         previous = await asyncio.to_thread(_load_blocks, runtime, sensor.last_blocks_key)
         if sensor.last_extraction_key:
             previous_extraction = await asyncio.to_thread(

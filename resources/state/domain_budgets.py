@@ -26,6 +26,7 @@ class Reservation:
     detail: str = ""
     retry_at: datetime | None = None
     units: int = 0  # granted: how many request units were taken (at least 1)
+    crawl_delay_s: float | None = None  # the Crawl-delay the store holds for the domain
 
 
 def _next_utc_midnight(now: datetime) -> datetime:
@@ -106,6 +107,7 @@ class DomainBudgets:
                     "domain_blocked",
                     f"{domain} blocked until {blocked_until:%Y-%m-%d %H:%M:%S}Z",
                     blocked_until,
+                    crawl_delay_s=row.get("crawl_delay_s"),
                 )
             elif used >= row["daily_budget"]:
                 refusal = Reservation(
@@ -113,6 +115,7 @@ class DomainBudgets:
                     "budget_exhausted",
                     f"daily budget of {row['daily_budget']} requests to {domain} used",
                     _next_utc_midnight(now),
+                    crawl_delay_s=row.get("crawl_delay_s"),
                 )
             if refusal is not None:
                 if returning and today:
@@ -120,7 +123,7 @@ class DomainBudgets:
                 return refusal
             granted = min(max(1, units), row["daily_budget"] - used)
             self._set_used(conn, domain, used + granted, day, now)
-            return Reservation(True, units=granted)
+            return Reservation(True, units=granted, crawl_delay_s=row.get("crawl_delay_s"))
 
         return self._locked(action)
 

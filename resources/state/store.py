@@ -623,14 +623,17 @@ class StateStore:
 
     # -- key/value ------------------------------------------------------------------------
     def put_kv(self, key: str, value: Any, now: datetime) -> None:
+        # One statement: two workers ending a tick at once both write the heartbeat, and
+        # an update-then-insert lets both insert.
+        upsert = (postgresql_insert if self.is_postgres else sqlite_insert)(settings_kv)
+        upsert = upsert.values(key=key, value=value, updated_at=now)
         with self.transaction() as conn:
-            result = conn.execute(
-                update(settings_kv)
-                .where(settings_kv.c.key == key)
-                .values(value=value, updated_at=now)
+            conn.execute(
+                upsert.on_conflict_do_update(
+                    index_elements=["key"],
+                    set_={"value": upsert.excluded.value, "updated_at": upsert.excluded.updated_at},
+                )
             )
-            if result.rowcount == 0:
-                conn.execute(insert(settings_kv).values(key=key, value=value, updated_at=now))
 
     def get_kv(self, key: str) -> Any:
         with self.engine.connect() as conn:
@@ -647,7 +650,9 @@ def _is_duplicate(exc: IntegrityError) -> bool:
 
 def _jsonable(value: Any) -> Any:
     """Round-trip through JSON so datetimes and enums land as ISO strings and plain values."""
-    return without_nul(json.loads(json.dumps(value, default=_default)))
+    text = json.dumps(value, default=_default)
+    # JSON writes a NUL as the escape \u0000: without one, no walk over the rows is needed.
+    return without_nul(json.loads(text)) if "\\u0000" in text else json.loads(text)
 
 
 def without_nul(value: Any) -> Any:

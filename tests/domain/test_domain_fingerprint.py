@@ -51,3 +51,18 @@ def test_hamming_counts_differing_bits_of_signed_values() -> None:
     assert hamming(0, 0) == 0
     assert hamming(0, -1) == 64
     assert hamming(0b1011, 0b0001) == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("one", 3815355558890182089),
+        ("one two", 561697725256166493),
+        ("one two three", 7274879177180986167),
+        ("Senior Engineer, Berlin! We are hiring in Berlin and Paris", 2370040204947489985),
+        ("ünïcode wörds here and there", -4492183517248201434),
+    ],
+)
+def test_fingerprints_stay_the_stored_ones(text: str, value: int) -> None:
+    # Sensors and the lake keep these values: a faster computation must give the same.
+    assert simhash64(text) == value

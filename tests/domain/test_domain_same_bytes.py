@@ -73,3 +73,27 @@ def test_an_unchanged_parse_keeps_the_raw_hash_current() -> None:
 
 def _refuse(*_args: object, **_kwargs: object) -> None:
     raise AssertionError("parsed although the bytes were the last ones")
+
+
+def test_needs_parse_says_what_observe_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The pipeline reads the last snapshot's blocks only when needs_parse says so.
+    sensor, blocks = baseline()
+    parsed: list[bool] = []
+    extract = observe_module.extract
+
+    def watched(*args: object, **kwargs: object) -> object:
+        parsed.append(True)
+        return extract(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(observe_module, "extract", watched)
+    cases = [
+        (sensor, fetch(page(SECTIONS))),
+        (sensor, fetch(page([*SECTIONS, "A new section"]))),
+        (sensor, fetch(page(SECTIONS), headers={"content-type": "text/plain"})),
+        (dataclasses.replace(sensor, normalized_hash=None), fetch(page(SECTIONS))),
+        (sensor, fetch(page(SECTIONS), status=304, not_modified=True)),
+    ]
+    for state, answer in cases:
+        parsed.clear()
+        run(state, answer, blocks)
+        assert observe_module.needs_parse(state, answer) is bool(parsed)

@@ -66,10 +66,10 @@ def test_spacing_applies_per_domain_and_never_between_domains() -> None:
 
 def test_crawl_delay_of_any_origin_raises_the_domain_spacing() -> None:
     governor = DomainGovernor(GovernorConfig(spacing_s=1, crawl_delay_max_s=30), now=lambda: NOW)
-    governor.set_crawl_delay("http://docs.acme.co.uk:80", 12)
-    governor.set_crawl_delay("http://www.acme.co.uk:80", 3)
+    asyncio.run(governor.set_crawl_delay("http://docs.acme.co.uk:80", 12))
+    asyncio.run(governor.set_crawl_delay("http://www.acme.co.uk:80", 3))
     assert governor.spacing_for("acme.co.uk") == 12
-    governor.set_crawl_delay("http://docs.acme.co.uk:80", None)
+    asyncio.run(governor.set_crawl_delay("http://docs.acme.co.uk:80", None))
     assert governor.spacing_for("acme.co.uk") == 3
 
 
@@ -200,9 +200,29 @@ def test_the_store_hears_of_a_crawl_delay_only_when_it_changes(budgets: DomainBu
         record(domain, delay_s, now)
 
     budgets.record_crawl_delay = counting  # type: ignore[method-assign]
-    for _ in range(5):  # every request checks robots.txt and reports the same delay
-        governor.set_crawl_delay("http://www.acme.co.uk:80", 2.0)
-    governor.set_crawl_delay("http://docs.acme.co.uk:80", 5.0)
-    governor.set_crawl_delay("http://docs.acme.co.uk:80", None)
+
+    async def requests() -> None:
+        for _ in range(5):  # every request checks robots.txt and reports the same delay
+            await governor.set_crawl_delay("http://www.acme.co.uk:80", 2.0)
+        await governor.set_crawl_delay("http://docs.acme.co.uk:80", 5.0)
+        await governor.set_crawl_delay("http://docs.acme.co.uk:80", None)
+
+    asyncio.run(requests())
     assert written == [2.0, 5.0, 2.0]
     assert budgets.get("acme.co.uk")["crawl_delay_s"] == 2.0
+
+    # The next process reads the stored delay with its budget units: the same delay
+    # again is not written, a new one is.
+    written.clear()
+    later = _governed(budgets, spacing_s=0)
+
+    async def next_tick() -> None:
+        async with later.permit("http://www.acme.co.uk/robots.txt"):
+            pass
+        await later.set_crawl_delay("http://www.acme.co.uk:80", 2.0)
+        assert written == []
+        await later.set_crawl_delay("http://www.acme.co.uk:80", 4.0)
+
+    asyncio.run(next_tick())
+    assert written == [4.0]
+    assert budgets.get("acme.co.uk")["crawl_delay_s"] == 4.0

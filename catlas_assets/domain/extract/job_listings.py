@@ -104,8 +104,11 @@ def posting_links(tree: LexborHTMLParser, base: str) -> list[dict[str, str]]:
         if not href or href.startswith(("#", "mailto:", "javascript:")):
             continue
         url = urljoin(base, href)
+        # The URL test first: most links of a page are no posting, and a title costs more.
+        if not is_posting_url(url) or _in_navigation(link):
+            continue
         title = _title(link)
-        if not title or not is_posting_url(url) or _in_navigation(link):
+        if not title:
             continue
         rows.setdefault(url, {"title": title, "url": url})
     return list(rows.values()) if len(rows) >= MIN_POSTING_LINKS else []

@@ -11,6 +11,7 @@ are not counted: they do not stack up in the tree either.
 from __future__ import annotations
 
 import re
+import threading
 
 from selectolax.lexbor import LexborHTMLParser
 
@@ -70,5 +71,19 @@ def bounded_markup(html: str, max_nesting: int = MAX_NESTING) -> str:
     return " ".join(pieces)
 
 
+class _LastParse(threading.local):
+    html: str | None = None
+    tree: LexborHTMLParser | None = None
+
+
+_last = _LastParse()
+
+
 def parse_html(html: str) -> LexborHTMLParser:
-    return LexborHTMLParser(bounded_markup(html))
+    """The tree of `html`. Normalizing a page and extracting from it both read its tree:
+    the last one parsed in this thread is kept, so a page is parsed once. The tree is
+    shared: read it, never change it."""
+    if _last.tree is None or _last.html != html:
+        _last.tree = LexborHTMLParser(bounded_markup(html))
+        _last.html = html
+    return _last.tree

@@ -1,0 +1,64 @@
+"""Masking runs a volatile pattern only where its cue is seen: the answer must be the one
+every pattern, run on every text, gives."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from catlas_assets.domain.normalize import _VOLATILE, mask_volatile
+
+
+def mask_every_pattern(text: str) -> str:
+    for pattern, placeholder in _VOLATILE:
+        text = pattern.sub(placeholder, text)
+    return text
+
+
+TEXTS = [
+    "Posted Today",
+    "Posted 3 Days Ago · Berlin",
+    "Join our team today",
+    "Hier finden Sie uns",
+    "hier",
+    "  gestern  ",
+    "il y a 2 jours",
+    "Publié il y a une semaine",
+    "Vor einer Woche ausgeschrieben",
+    "hace 2 días",
+    "2 dagen geleden",
+    "3 giorni fa",
+    "för 2 dagar sedan",
+    "i dag",
+    "Just now",
+    "Updated yesterday at 3:04 pm",
+    "Build 2026-01-05T08:00:00Z",
+    "1,204 people viewing now",
+    "token a1B2c3D4e5F6g7H8i9J0k1L2m3 end",
+    "a-very-long-word-without-digits-at-all",
+    "https://example.test/p?v=123&utm_source=x#top",
+    "favorite player layer hierarchy vortex fast",
+    "x" * 23,
+    "",
+]
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_the_cues_change_no_answer(text: str) -> None:
+    assert mask_volatile(text) == mask_every_pattern(text)
+
+
+WORDS = [
+    "posted", "today", "ago", "3", "days", "a", "an", "one", "il", "y", "hace", "vor",
+    "för", "fa", "sedan", "geleden", "hier", "gestern", "yesterday", "just", "now", "i",
+    "dag", "12:30", "2026-01-05T08:00", "?v=1", "&utm_x=2", "viewing", "online", "people",
+    "abcdefghijklmnopqrstuvwx1", "-", ",", "\n", "Posted", "AGO", "heute", "week",
+]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(WORDS), max_size=12), st.sampled_from([" ", "", "  "]))
+def test_the_cues_change_no_answer_on_mixed_vocabulary(words: list[str], sep: str) -> None:
+    text = sep.join(words)
+    assert mask_volatile(text) == mask_every_pattern(text)

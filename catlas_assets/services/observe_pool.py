@@ -50,8 +50,6 @@ def pool_size(setting: int, cpus: int | None = None) -> int:
     cpus = cpus if cpus is not None else available_cpus()
     return max(0, min(cpus - 1, MAX_AUTO_WORKERS))
 
-    return True
-
 
 def _watch_owner(owner: int) -> None:
     """In a parser process: exit at once when `owner` (the worker) has died."""

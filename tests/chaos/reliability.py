@@ -148,7 +148,7 @@ def _pytest(paths: list[str], totals: Counter[str], examples: int) -> int:
     """Run the suites; count a failing run as a crash. The tests that passed."""
     env = {**os.environ, "CATLAS_FUZZ_EXAMPLES": str(examples)}
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *paths],
+        [sys.executable, "-m", "pytest", "-q", "-rf", "-p", "no:cacheprovider", *paths],
         env=env,
         capture_output=True,
         text=True,
@@ -158,6 +158,9 @@ def _pytest(paths: list[str], totals: Counter[str], examples: int) -> int:
     totals["crashes"] += int(done.returncode != 0)
     totals["hangs"] += int("Timeout" in done.stdout)
     print(f"pytest {' '.join(paths)}: {last}", flush=True)
+    for line in done.stdout.splitlines():
+        if line.startswith("FAILED "):  # which test, so a failure can be run again alone
+            print(f"  {line}", flush=True)
     passed = re.search(r"(\d+) passed", last)
     return int(passed.group(1)) if passed else 0
 

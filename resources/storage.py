@@ -12,11 +12,13 @@ import re
 import secrets
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import fsspec
+from botocore.exceptions import BotoCoreError
 from fsspec.implementations.local import LocalFileSystem
 
 from catlas_assets.errors import StorageError
@@ -40,6 +42,15 @@ class Storage:
             self.fs = LocalFileSystem()
             self.root = str(Path(url.removeprefix("file://")).resolve())
 
+    @contextlib.contextmanager
+    def _io(self) -> Iterator[None]:
+        """An S3 server that does not answer is an OSError like a full disk (botocore and
+        aiohttp raise their own hierarchies): the run fails with one line, rows wait."""
+        try:
+            yield
+        except (BotoCoreError, aiohttp.ClientError) as exc:
+            raise ConnectionError(f"S3 at {self.url}: {exc}") from exc
+
     def uri(self, key: str) -> str:
         """The path DuckDB and analysts use for a key (s3://... or an absolute path)."""
         path = f"{self.root}/{key}"
@@ -61,7 +72,8 @@ class Storage:
     def write_atomic(self, key: str, data: bytes) -> None:
         path = self._path(key)
         if self.is_s3:
-            self.fs.pipe_file(path, data)
+            with self._io():
+                self.fs.pipe_file(path, data)
             return
         directory = os.path.dirname(path)
         os.makedirs(directory, exist_ok=True)
@@ -110,18 +122,22 @@ class Storage:
                 os.remove(path)
 
     def read(self, key: str) -> bytes:
-        data = self.fs.cat_file(self._path(key))
+        with self._io():
+            data = self.fs.cat_file(self._path(key))
         assert isinstance(data, bytes)
         return data
 
     def exists(self, key: str) -> bool:
-        return bool(self.fs.exists(self._path(key)))
+        with self._io():
+            return bool(self.fs.exists(self._path(key)))
 
     def glob(self, pattern: str) -> list[str]:
         """Keys (relative to the root) matching a glob; temp files and S3 folder markers skipped."""
         prefix = self.root + "/"
         keys = []
-        for path in self.fs.glob(self._path(pattern)):
+        with self._io():
+            found = self.fs.glob(self._path(pattern))
+        for path in found:
             key = str(path).removeprefix(prefix)
             if os.path.basename(key).startswith(".") or key.endswith("/"):
                 continue
@@ -129,9 +145,10 @@ class Storage:
         return sorted(keys)
 
     def size(self, key: str) -> int:
-        return int(self.fs.size(self._path(key)))
+        with self._io():
+            return int(self.fs.size(self._path(key)))
 
     def delete(self, keys: list[str]) -> None:
         for key in keys:
-            with contextlib.suppress(FileNotFoundError):
+            with contextlib.suppress(FileNotFoundError), self._io():
                 self.fs.rm_file(self._path(key))

@@ -144,6 +144,16 @@ def _errors_as_messages() -> Iterator[None]:
     except CatlasError as exc:
         print_error(exc)
         raise SystemExit(EXIT_BAD_INPUT) from None
+    except Exception as exc:
+        # A state database that went away mid-command (a restart, a cut connection): one
+        # line and exit 3, as for a lake that cannot be written. Imported here: when it
+        # raised, SQLAlchemy is loaded already.
+        from sqlalchemy.exc import OperationalError
+
+        if not isinstance(exc, OperationalError):
+            raise
+        print_error(f"the state database stopped answering: {exc.orig or exc}")
+        raise SystemExit(EXIT_ENVIRONMENT) from None
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -10,20 +10,21 @@ another host's worker, when neither the run nor the worker's heartbeat moved for
 `claim_timeout_s` (its claims have expired by then too).
 
 A dead writer may also have left a half-written temp file in the local lake or archive;
-the first tick of each worker process removes those (`remove_stale_tmp`).
+the first run of each process removes those (`remove_stale_tmp`). Every kind of run settles
+the dead at its start (`settle`): a killed site crawl or reprocess is closed by the next
+run of any kind, not only by a scheduler tick.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
-import socket
 from datetime import datetime, timedelta
 from typing import Any
 
 from catlas_assets.domain.verdict import Tally, decide_outcome
-from catlas_assets.domain.vocabulary import SUCCESSES, Outcome, Stop
+from catlas_assets.domain.vocabulary import SUCCESSES, Outcome, RunStatus, Stop
 from catlas_assets.services import lake_sync
+from catlas_assets.services.process_alive import alive, local_worker_gone
 from catlas_assets.services.runtime import Runtime
 
 DETAIL = "process died"
@@ -32,13 +33,19 @@ TMP_MAX_AGE_S = 3600
 _swept: set[str] = set()
 
 
+def settle(runtime: Runtime) -> None:
+    """What a run does first: close the runs whose process died, remove their temp files."""
+    close_dead_runs(runtime)
+    remove_stale_tmp(runtime)
+
+
 def remove_stale_tmp(runtime: Runtime) -> list[str]:
     """Once per process and lake: delete the temp files of writes that never finished."""
     url = runtime.settings.resolved_lake_url
     if url in _swept:
         return []
     _swept.add(url)
-    stale = runtime.storage.stale_tmp_files(_alive, TMP_MAX_AGE_S)
+    stale = runtime.storage.stale_tmp_files(alive, TMP_MAX_AGE_S)
     runtime.storage.remove_files(stale)
     return stale
 
@@ -72,10 +79,18 @@ def close_dead_runs(runtime: Runtime) -> list[str]:
             coverage_gaps=tally.coverage_gaps,
             productive=tally.productive,
             counters=counters,
+            **_status(row),
             **{k: v for k, v in counters.items() if k != "claimed"},
         ):
             closed.append(row["id"])
     return closed
+
+
+def _status(row: dict[str, Any]) -> dict[str, str]:
+    # A site crawl's row also says it is running: it no longer is.
+    if row.get("status") == RunStatus.RUNNING.value:
+        return {"status": RunStatus.FAILED.value, "error_message": DETAIL}
+    return {}
 
 
 def observed_counters(runtime: Runtime, run_id: str) -> dict[str, int]:
@@ -93,21 +108,11 @@ def observed_counters(runtime: Runtime, run_id: str) -> dict[str, int]:
 
 
 def _is_dead(runtime: Runtime, row: dict[str, Any], now: datetime) -> bool:
-    host, _, pid = str(row["worker"] or "").rpartition(":")
-    if host == socket.gethostname() and pid.isdigit():
-        return not _alive(int(pid))
+    gone = local_worker_gone(row["worker"])
+    if gone is not None:
+        return gone
     beat = runtime.store.get_kv(f"scheduler:heartbeat:{row['worker']}") or {}
     last = row["started_at"]
     with contextlib.suppress(KeyError, TypeError, ValueError):
         last = max(last, datetime.fromisoformat(beat["at"]))
     return now - last > timedelta(seconds=runtime.settings.claim_timeout_s)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # someone else's process: alive
-    return True

@@ -11,7 +11,9 @@ gives the others to the pool, at most 8 (what one loop keeps busy: past that, mo
 processes scale further — several `catlas schedule` processes on PostgreSQL); 0 parses in
 the loop's process. On 2 cores that is 1 parser process, on 64 cores 8 per worker.
 Worker processes start from a fork server that has the domain imported (a clean process:
-forking the loop's process, with its threads, is not safe).
+forking the loop's process, with its threads, is not safe). Each one watches the process
+that made it and exits when that one is gone: a worker killed with SIGKILL cannot shut its
+pool down, and its parsers would otherwise wait on their queue for ever.
 """
 
 from __future__ import annotations
@@ -20,13 +22,18 @@ import asyncio
 import functools
 import multiprocessing
 import os
+import threading
+import time
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from catlas_assets.domain.observe import Observed, needs_parse, observe
 from catlas_assets.services.parse_time_limit import observe_within
+from catlas_assets.services.process_alive import alive
 
 MAX_AUTO_WORKERS = 8
+# How often a parser process looks whether the process that made it still exists.
+OWNER_CHECK_S = 0.5
 
 
 def available_cpus() -> int:
@@ -44,6 +51,17 @@ def pool_size(setting: int, cpus: int | None = None) -> int:
     return max(0, min(cpus - 1, MAX_AUTO_WORKERS))
 
 
+def _watch_owner(owner: int) -> None:
+    """In a parser process: exit at once when `owner` (the worker) has died."""
+
+    def watch() -> None:
+        while alive(owner):
+            time.sleep(OWNER_CHECK_S)
+        os._exit(0)  # nothing to flush: a parser holds no state of its own
+
+    threading.Thread(target=watch, name="owner-watch", daemon=True).start()
+
+
 class ObservePool:
     def __init__(self, workers: int, parse_timeout_s: float) -> None:
         self.workers = workers
@@ -54,7 +72,12 @@ class ObservePool:
         if self._executor is None:
             context = multiprocessing.get_context("forkserver")
             context.set_forkserver_preload(["catlas_assets.services.parse_time_limit"])
-            self._executor = ProcessPoolExecutor(max_workers=self.workers, mp_context=context)
+            self._executor = ProcessPoolExecutor(
+                max_workers=self.workers,
+                mp_context=context,
+                initializer=_watch_owner,
+                initargs=(os.getpid(),),
+            )
         return self._executor
 
     async def observe(self, **arguments: Any) -> Observed:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from catlas_assets.errors import CatlasError
 from catlas_assets.services.compaction import compact_all
 from catlas_assets.services.onboarding import onboard_pending
+from catlas_assets.services.process_alive import local_worker_gone
 from catlas_assets.services.runtime import Runtime
 from resources.state.crawl_stats import sweep_stale_claims
 from resources.state.leases import Leases
@@ -156,9 +157,13 @@ def leased(
     holder = runtime.worker
     give_up = time.monotonic() + wait_s
     while not leases.acquire(name, holder, now=runtime.clock.now(), ttl_s=spec.ttl_s):
+        held_by = str((leases.get(name) or {}).get("holder") or "")
+        if local_worker_gone(held_by):
+            # Its holder was killed (kill -9 of a reprocess): no one will release it.
+            leases.release(name, held_by, now=runtime.clock.now(), completed=False)
+            continue
         if time.monotonic() >= give_up:
-            lease = leases.get(name) or {}
-            raise CatlasError(f"task {name} is still held by {lease.get('holder')}")
+            raise CatlasError(f"task {name} is still held by {held_by}")
         time.sleep(poll_s)
     completed = False
     try:

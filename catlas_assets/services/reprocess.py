@@ -27,6 +27,7 @@ from catlas_assets.domain.vocabulary import RunKind, Stop
 from catlas_assets.errors import CatlasError
 from catlas_assets.services import lake_sync, periodic
 from catlas_assets.services.catalog import resolve_company
+from catlas_assets.services.dead_runs import settle
 from catlas_assets.services.parse_time_limit import observe_within
 from catlas_assets.services.runs import RunRecorder, RunReport
 from catlas_assets.services.runtime import Runtime
@@ -286,6 +287,7 @@ def reprocess(
 ) -> ReprocessResult:
     """Re-derive the range's snapshots, changes and entity events; one `reprocess` run."""
     recorder = RunRecorder(runtime, RunKind.REPROCESS, launch_handle=launch_handle)
+    settle(runtime)  # a reprocess killed before this one gets its verdict
     # Under the compaction lease: no compaction rewrites an hour while it is replaced.
     with periodic.leased(runtime, "lake_compaction"):
         lake_sync.flush(runtime)  # rows still in the outbox belong to the range too

@@ -38,6 +38,7 @@ from catlas_assets.domain.vocabulary import (
 )
 from catlas_assets.errors import CatlasError, NotFoundError
 from catlas_assets.services import dimensions, lake_sync
+from catlas_assets.services.dead_runs import settle
 from catlas_assets.services.notify import announce_run, announce_start
 from catlas_assets.services.run_control import RunControl
 from catlas_assets.services.runs import RunRecorder, RunReport
@@ -130,6 +131,8 @@ def run_site_crawl(
     )  # fmt: skip
     announce_start(runtime, recorder.run_id, _title(prepared))
     guard = control.guard(runtime.settings)
+    settle(runtime)  # a crawl killed before this one gets its verdict
+    _release_orphans(runtime, recorder.run_id)
     try:
         if prepared.spec.command is Command.PROCESS:
             asyncio.run(_process(state, prepared))
@@ -155,6 +158,18 @@ def run_site_crawl(
     # Its changes wait in the inbox like a sensor's (`catlas notify`, the Dagster sensor).
     announce_run(runtime, report, _title(prepared))
     return SiteCrawlResult(report, event_counts(state.events))
+
+
+def _release_orphans(runtime: Runtime, run_id: str) -> None:
+    """Pages a dead crawl had taken go back to PENDING, unless another crawl is running (a
+    page does not say which run took it): none stays CRAWLING for ever."""
+    others = [
+        r
+        for r in runtime.store.open_runs()
+        if r["kind"] == RunKind.SITE_CRAWL and r["id"] != run_id
+    ]
+    if not others:
+        pages.requeue_orphans(runtime.store, runtime.clock.now())
 
 
 def _title(prepared: PreparedCrawl) -> str:

@@ -21,7 +21,7 @@ from catlas_assets.errors import StorageError
 from catlas_assets.services import lake_sync
 from catlas_assets.services.blocked_recheck import recheck_blocked
 from catlas_assets.services.claimed_work import ClaimedResult, run_claimed
-from catlas_assets.services.dead_runs import close_dead_runs, remove_stale_tmp
+from catlas_assets.services.dead_runs import settle
 from catlas_assets.services.pipeline import SensorRunResult, sensor_state
 from catlas_assets.services.run_control import RunControl
 from catlas_assets.services.runs import RunRecorder, RunReport, unstarted_report
@@ -62,8 +62,7 @@ def _tick(
     recorder = RunRecorder(runtime, RunKind.TICK, launch_handle=launch_handle)
     settings = runtime.settings
     guard = control.guard(settings)
-    close_dead_runs(runtime)  # a run whose process died gets its verdict from the next worker
-    remove_stale_tmp(runtime)  # and a write it never finished leaves no temp file
+    settle(runtime)  # a run whose process died gets its verdict, its temp files go
     recheck_blocked(runtime)  # robots.txt may allow blocked sensors again: due in this tick
     claimed = runtime.store.claim_due(
         now=runtime.clock.now(),

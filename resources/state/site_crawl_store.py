@@ -321,6 +321,17 @@ def requeue(store: StateStore, page_ids: Sequence[int], now: datetime) -> None:
         )
 
 
+def requeue_orphans(store: StateStore, now: datetime) -> int:
+    """Every CRAWLING row back to PENDING (no crawl is running: a dead one took them)."""
+    with store.transaction() as conn:
+        result = conn.execute(
+            update(webpages)
+            .where(webpages.c.crawl_status == CrawlStatus.CRAWLING.value)
+            .values(crawl_status=CrawlStatus.PENDING.value, updated_at=now)
+        )
+        return int(result.rowcount)
+
+
 def take_page(store: StateStore, page_id: int, now: datetime) -> Row:
     """One row taken now whatever its status (a single-page run)."""
     with store.transaction() as conn:

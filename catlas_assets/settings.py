@@ -126,8 +126,8 @@ class Settings:
     )
     domain_budget_lease: int = _setting(
         16,
-        "Budget units a worker takes at once from a domain it asks more than once a second; "
-        "what it does not use goes back at the end of the tick.",
+        "Budget units a worker takes at once from a domain with no spacing; what it does not "
+        "use goes back at the end of the tick.",
     )
     retry_after_max_s: int = _setting(
         86400, "Cap on how long a Retry-After (429/503) may keep a domain blocked."

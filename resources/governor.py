@@ -7,11 +7,15 @@ daily budget in the state store, which also refuses while `blocked_until` (set f
 Retry-After) lies ahead. A refusal is `Postponed`, which the fetch turns into the
 `skipped` outcome: the sensor is rescheduled, nothing counts as a failure.
 
-A domain asked faster than once a second would cost one write transaction per request, so
-there the governor leases `budget_lease` units at once and hands them out in memory; a
-lease lives a second at most, a Retry-After drops it, and what is left goes back to the
-budget when the governor is released (a killed worker's leftover stays spent: the budget
-errs on the polite side).
+Spacing holds across workers: for a spaced domain each unit reserved also books the
+domain's next start slot in the store (`next_start_at`), and the request waits for it, so
+four schedulers asking one domain start its requests `spacing_s` apart between them too.
+
+A domain with no spacing would cost one write transaction per request, so there the
+governor leases `budget_lease` units at once and hands them out in memory; a lease lives
+a second at most, a Retry-After drops it, and what is left goes back to the budget when
+the governor is released (a killed worker's leftover stays spent: the budget errs on the
+polite side).
 
 One governor serves one event loop (its locks belong to it), so the fetcher of a tick
 owns one and every concurrent sensor of that tick goes through it.
@@ -130,37 +134,42 @@ class DomainGovernor:
         domain = domain or registrable_domain(url)
         state = self._domain(domain)
         async with state.semaphore:
-            if self.budgets is not None:
-                await self._take_unit(domain, state)
             async with state.lock:
-                # Spacing is real time: it is about the load on the site, not the virtual clock.
+                # Booked under the lock, so this worker's requests start in the order of
+                # their slots. Spacing is real time (the load on the site), not the virtual clock.
+                start_at = await self._take_unit(domain, state) if self.budgets else None
+                wait = 0.0
                 if state.last_start is not None:
                     wait = state.last_start + self.spacing_for(domain) - time.monotonic()
-                    if wait > 0:
-                        await asyncio.sleep(wait)
+                if start_at is not None:
+                    wait = max(wait, start_at - time.time())
+                if wait > 0:
+                    await asyncio.sleep(wait)
                 state.last_start = time.monotonic()
             yield
 
-    async def _take_unit(self, domain: str, state: _Domain) -> None:
+    async def _take_unit(self, domain: str, state: _Domain) -> float | None:
+        """Take a budget unit; for a spaced domain, the wall-clock second its slot starts."""
         now = self.now()
         day = budget_day(now)
         if self._lease_usable(state, day):
             state.leased -= 1
-            return
+            return None
         async with state.refill:  # one refill at a time; the others use what it took
             if self._lease_usable(state, day):
                 state.leased -= 1
-                return
+                return None
             assert self.budgets is not None
-            fast = self.spacing_for(domain) < LEASE_TTL_S
+            spacing = self.spacing_for(domain)
             returning = state.leased if state.lease_day == day else 0
             state.leased = 0
             reservation = await asyncio.to_thread(
                 self.budgets.reserve,
                 domain,
                 now,
-                units=self.config.budget_lease if fast else 1,
+                units=self.config.budget_lease,
                 returning=returning,
+                spacing_s=spacing,
             )
             if state.recorded_delay is None:
                 state.recorded_delay = (reservation.crawl_delay_s,)
@@ -169,6 +178,7 @@ class DomainGovernor:
             state.leased = reservation.units - 1
             state.leased_at = time.monotonic()
             state.lease_day = day
+            return reservation.start_at
 
     @staticmethod
     def _lease_usable(state: _Domain, day: str) -> bool:

@@ -7,6 +7,7 @@ Retry-After answer sets `blocked_until` for the whole registrable domain.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -27,6 +28,7 @@ class Reservation:
     retry_at: datetime | None = None
     units: int = 0  # granted: how many request units were taken (at least 1)
     crawl_delay_s: float | None = None  # the Crawl-delay the store holds for the domain
+    start_at: float | None = None  # granted and spaced: wall-clock second of the booked start
 
 
 def _next_utc_midnight(now: datetime) -> datetime:
@@ -86,11 +88,20 @@ class DomainBudgets:
         return int(result.rowcount or 0)
 
     def reserve(
-        self, domain: str, now: datetime, *, units: int = 1, returning: int = 0
+        self,
+        domain: str,
+        now: datetime,
+        *,
+        units: int = 1,
+        returning: int = 0,
+        spacing_s: float = 0.0,
     ) -> Reservation:
         """Take up to `units` request units of `domain`'s daily budget (at least one, or none
         when it is blocked or spent), first giving back `returning` units of today's that
         were taken and not used; one transaction either way.
+
+        With `spacing_s`, one unit also books the domain's next start slot, shared by every
+        worker: the first free wall-clock second at least `spacing_s` after the last booked.
         """
 
         def action(conn: Connection) -> Reservation:
@@ -121,9 +132,21 @@ class DomainBudgets:
                 if returning and today:
                     self._set_used(conn, domain, used, day, now)
                 return refusal
-            granted = min(max(1, units), row["daily_budget"] - used)
+            # A booked slot is one request; only an unspaced domain leases several units.
+            want = 1 if spacing_s > 0 else max(1, units)
+            granted = min(want, row["daily_budget"] - used)
             self._set_used(conn, domain, used + granted, day, now)
-            return Reservation(True, units=granted, crawl_delay_s=row.get("crawl_delay_s"))
+            start_at = None
+            if spacing_s > 0:
+                start_at = max(time.time(), row.get("next_start_at") or 0.0)
+                conn.execute(
+                    update(domain_budgets)
+                    .where(domain_budgets.c.domain == domain)
+                    .values(next_start_at=start_at + spacing_s)
+                )
+            return Reservation(
+                True, units=granted, crawl_delay_s=row.get("crawl_delay_s"), start_at=start_at
+            )
 
         return self._locked(action)
 

@@ -241,6 +241,8 @@ domain_budgets = Table(
     Column("budget_day", String(10)),
     _ts("blocked_until"),
     Column("crawl_delay_s", Float),
+    # Wall-clock seconds (epoch) before which no worker starts the domain's next request.
+    Column("next_start_at", Float),
     _ts("updated_at", nullable=False),
 )
 

@@ -6,6 +6,7 @@ import asyncio
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -226,3 +227,23 @@ def test_the_store_hears_of_a_crawl_delay_only_when_it_changes(budgets: DomainBu
     asyncio.run(next_tick())
     assert written == [4.0]
     assert budgets.get("acme.co.uk")["crawl_delay_s"] == 4.0
+
+
+def test_two_workers_keep_a_domains_spacing_between_them(budgets: DomainBudgets) -> None:
+    """Each worker has its own governor; the store's booked slots space them together."""
+    spacing = 0.2
+    workers = [_governed(budgets, spacing_s=spacing, concurrency=2) for _ in range(2)]
+    starts: list[float] = []
+
+    async def one(governor: DomainGovernor, i: int) -> None:
+        async with governor.permit(f"http://acme.co.uk/{i}"):
+            starts.append(time.monotonic())
+
+    async def main() -> None:
+        await asyncio.gather(*(one(workers[i % 2], i) for i in range(6)))
+
+    asyncio.run(main())
+    gaps = [b - a for a, b in pairwise(sorted(starts))]
+    assert len(starts) == 6
+    assert min(gaps) >= spacing - 0.02  # without shared slots the two start together
+    assert budgets.get("acme.co.uk")["used_today"] == 6

@@ -15,7 +15,7 @@ from resources.state import migrate
 from resources.state.schema import metadata
 from resources.state.store import StateStore, create_state_engine
 
-HEAD = "0005_page_changes"
+HEAD = "0006_domain_slots"
 
 
 def _revision_of(url: str) -> str | None:

@@ -75,8 +75,9 @@ def _reached(web: FixtureWeb, goal: int) -> bool:
 
 
 def reprocess_campaign(env: dict[str, str], kills: int, rng: random.Random) -> int:
-    """`kills` reprocess runs killed a random moment (up to 0.3 s) after their run row
-    opened, inside their reads and partition writes, then one to the end; the faults."""
+    """`kills` reprocess runs killed a random moment (up to 30 ms) after their run row
+    opened, inside their reads and partition writes, then one to the end; the faults: the
+    kills that found their run still open (a short run may write its verdict first)."""
     injected = 0
     runtime = _runtime(env)
     try:
@@ -84,7 +85,8 @@ def reprocess_campaign(env: dict[str, str], kills: int, rng: random.Random) -> i
             known = frozenset(r["id"] for r in runtime.store.runs(limit=10_000))
             proc = start(env, *REPROCESS)
             opened = functools.partial(_opened, runtime, known)
-            injected += kill_when(proc, opened, pause=rng.uniform(0.0, 0.3))
+            if kill_when(proc, opened, pause=rng.uniform(0.0, 0.03)):
+                injected += _opened(runtime, known)  # nothing closes it before the next run
     finally:
         runtime.close()
     done = run(env, *REPROCESS)
@@ -144,8 +146,8 @@ def test_killed_reprocess_runs_are_closed_and_the_restart_derives_it_all_once(
 
     injected = reprocess_campaign(env, KILLS, random.Random(5))
 
-    assert injected == KILLS
-    assert len(_killed_runs_closed(env, "reprocess")) == KILLS
+    assert 1 <= injected <= KILLS
+    assert len(_killed_runs_closed(env, "reprocess")) == injected
     runtime = _runtime(env)
     try:
         assert broken(measure(runtime)) == {}

@@ -40,7 +40,11 @@ from selectolax.lexbor import LexborNode
 
 from catlas_assets.domain.extract.extraction import ParseError
 from catlas_assets.domain.extract.markup import parse_html
-from catlas_assets.domain.relative_dates import RELATIVE_DATE, RELATIVE_DATE_CUE
+from catlas_assets.domain.relative_dates import (
+    RELATIVE_DATE,
+    RELATIVE_DAY_WORDS,
+    may_hold_relative_date,
+)
 
 DROP_TAGS = frozenset(
     {"script", "style", "noscript", "template", "svg", "nav", "footer", "iframe", "head", "button"}
@@ -215,8 +219,9 @@ def normalize(body: bytes, content_type: str) -> Normalized:
     else:
         raw = [("text", line, f"line[{i}]") for i, line in enumerate(_lines(text))]
     blocks = _with_ids(raw)
-    joined = "\n".join(b.text for b in blocks)
-    masked = "\n".join(mask_volatile(b.text) for b in blocks)
+    texts = [b.text for b in blocks]
+    joined = "\n".join(texts)
+    masked = "\n".join(mask_blocks(texts, joined))
     return Normalized(blocks, joined, sha256_hex(masked.encode()))
 
 
@@ -232,26 +237,113 @@ def mask_volatile(text: str) -> str:
         for pattern, placeholder in _VOLATILE:
             text = pattern.sub(placeholder, text)
         return text
-    lower = text.lower()
-    for (pattern, placeholder), needed in zip(_VOLATILE, _NEEDS, strict=True):
-        if needed(text, lower):
+    return _mask_ascii(text, text.lower(), _ALL_PATTERNS)
+
+
+def mask_blocks(texts: list[str], joined: str) -> list[str]:
+    """`mask_volatile` of each text; `joined` is the texts joined by newlines.
+
+    Every cue holds on the joined text when it holds on one of its texts (a newline is
+    neither a word character nor part of any cue), so a pattern whose cue the whole page
+    lacks is skipped for every block at the cost of one test per page.
+    """
+    if not joined.isascii():
+        return [mask_volatile(text) for text in texts]
+    wanted = _page_needs(joined)
+    if not wanted:
+        return texts
+    return [_mask_ascii(text, text.lower(), wanted) for text in texts]
+
+
+# ASCII bytes to lower-case word characters (`\w` on ASCII), the rest to spaces: a page's
+# whole words in one C pass, where a cue regex would be tried at every position.
+_TO_WORDS = (
+    bytes(c if chr(c).isalnum() or c == 95 else 32 for c in bytes(range(128)).lower()) + b" " * 128
+)
+# The same keeping "-": the runs a token match is made of.
+_TO_RUNS = bytes(c if chr(c).isalnum() or c in b"_-" else 32 for c in range(128)) + b" " * 128
+# Whole words a match of each pattern holds (lower case), or of which it holds one.
+_AGO_WORDS = frozenset({b"ago", b"geleden", b"fa", b"sedan", b"il", b"hace", b"vor"})
+_DAY_WORDS = frozenset(
+    {b"today", b"yesterday", b"just", b"aujourd", b"heute", b"hoy", b"vandaag", b"oggi",
+     b"idag", b"dag", b"hier", b"gestern", b"ayer", b"gisteren", b"ieri"}
+)  # fmt: skip
+_POSTED_WORDS = frozenset(
+    {b"posted", b"updated", b"published", b"edited", b"added", b"aktualisiert",
+     b"ausgeschrieben", b"gepostet", b"publicado", b"publicada", b"actualizado", b"geplaatst",
+     b"gepubliceerd", b"bijgewerkt", b"pubblicato", b"pubblicata", b"aggiornato",
+     b"publicerad", b"publicerat", b"uppdaterad"}
+)  # fmt: skip
+
+
+def _page_needs(joined: str) -> tuple[int, ...]:
+    """The `_VOLATILE` patterns that may match somewhere in ASCII `joined` (in order).
+
+    Each test is one a match cannot fail, read from the page's set of whole words rather
+    than by a search per cue; `_NEEDS` then picks the blocks."""
+    data = joined.encode("ascii")
+    words = set(data.translate(_TO_WORDS).split())
+    wanted = []
+    if "=" in joined:
+        wanted.append(0)
+    if ":" in joined:
+        if "-" in joined:
+            wanted.append(1)
+        wanted.append(2)
+    if b"ago" in words:
+        wanted.append(3)
+    day = not words.isdisjoint(_DAY_WORDS)
+    posted = day and not words.isdisjoint(_POSTED_WORDS)
+    if (b"just" in words and b"now" in words) or (
+        posted and (b"today" in words or b"yesterday" in words)
+    ):
+        wanted.append(4)
+    if not words.isdisjoint(_AGO_WORDS) or posted or (day and _day_alone(joined.lower())):
+        wanted.append(5)
+    lower = joined.lower()
+    if "view" in lower or "watch" in lower or "online" in lower:
+        wanted.append(6)
+    if len(data) >= 24 and max(map(len, data.translate(_TO_RUNS).split()), default=0) >= 24:
+        wanted.append(7)
+    return tuple(wanted)
+
+
+def _day_alone(lower: str) -> bool:
+    # A day word as a line of its own ("^\s*today\s*$" of RELATIVE_DATE).
+    return any(line.strip() in _DAY_LINES for line in lower.split("\n"))
+
+
+_DAY_LINES = frozenset(w for w in RELATIVE_DAY_WORDS if w.isascii())
+
+
+def _mask_ascii(text: str, lower: str, wanted: tuple[int, ...]) -> str:
+    # A cue is tested on the text as it was before masking: no placeholder brings in a
+    # cue its match did not already hold ("<ago>" replaces an "ago" or a day word), so
+    # the test passes at least as often, and a pattern that cannot match changes nothing.
+    for i in wanted:
+        if _NEEDS[i](text, lower):
+            pattern, placeholder = _VOLATILE[i]
             text = pattern.sub(placeholder, text)
-            lower = text.lower()
     return text
 
 
 # What a match of each `_VOLATILE` pattern cannot do without, in the same order.
+_POSTING_VERBS = ("posted", "updated", "published", "edited")  # of the "just now" pattern
 _NEEDS: tuple[Callable[[str, str], bool], ...] = (
     lambda t, _low: "=" in t,
     lambda t, _low: ":" in t and "-" in t,
     lambda t, _low: ":" in t,
     lambda _t, low: "ago" in low,
-    lambda _t, low: "just now" in low or "today" in low or "yesterday" in low,
-    lambda _t, low: RELATIVE_DATE_CUE.search(low) is not None,
+    lambda _t, low: (
+        "just now" in low
+        or (("today" in low or "yesterday" in low) and any(v in low for v in _POSTING_VERBS))
+    ),
+    lambda _t, low: may_hold_relative_date(low),
     lambda _t, low: "view" in low or "watch" in low or "online" in low,
     # A token is a run of 24 characters without a space.
     lambda t, _low: len(t) >= 24 and max(map(len, t.split()), default=0) >= 24,
 )
+_ALL_PATTERNS = tuple(range(len(_VOLATILE)))
 
 
 def content_kind(content_type: str, body: bytes) -> str:

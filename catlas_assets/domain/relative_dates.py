@@ -72,18 +72,20 @@ _DAY_WORDS: dict[str, int] = {
     "igår": 1,
     "i går": 1,
 }
+RELATIVE_DAY_WORDS = frozenset(_DAY_WORDS)
 _DAY = "(?P<word>" + "|".join(sorted(map(re.escape, _DAY_WORDS), key=len, reverse=True)) + ")"
 _AGO = [re.compile(rf"(?<![\w]){form}(?![\w])", re.I) for form in _AGO_FORMS]
 _WORD = re.compile(rf"(?<![\w]){_DAY}(?![\w])", re.I)
 _UNNAMED = re.compile(r"\(\?P<\w+>")
 # Words that say a day word dates something ("Posted today", "Heute veröffentlicht"):
 # alone, "today" is ordinary prose ("Join us today") and is not masked.
-_POSTED = (
-    r"(?:posted|updated|published|edited|added|publié|publiée|mis à jour|veröffentlicht|"
-    r"aktualisiert|ausgeschrieben|gepostet|publicado|publicada|actualizado|geplaatst|"
-    r"gepubliceerd|bijgewerkt|pubblicato|pubblicata|aggiornato|publicerad|publicerat|"
-    r"uppdaterad)"
-)
+_POSTED_WORDS = (
+    "posted", "updated", "published", "edited", "added", "publié", "publiée", "mis à jour",
+    "veröffentlicht", "aktualisiert", "ausgeschrieben", "gepostet", "publicado", "publicada",
+    "actualizado", "geplaatst", "gepubliceerd", "bijgewerkt", "pubblicato", "pubblicata",
+    "aggiornato", "publicerad", "publicerat", "uppdaterad",
+)  # fmt: skip
+_POSTED = "(?:" + "|".join(_POSTED_WORDS) + ")"
 _DATED_DAY = rf"{_POSTED}\s+{_DAY}|{_DAY}\s+{_POSTED}|^\s*{_DAY}\s*$"
 # One relative date anywhere in a text (word-bounded, case-insensitive), for masking.
 RELATIVE_DATE = re.compile(
@@ -99,6 +101,27 @@ RELATIVE_DATE = re.compile(
 RELATIVE_DATE_CUE = re.compile(
     r"(?<!\w)(?:" + "|".join(map(re.escape, (*_AGO_AFTER, *_AGO_BEFORE, *_DAY_WORDS))) + r")(?!\w)"
 )
+
+
+def may_hold_relative_date(lower: str) -> bool:
+    """False only when lower-case ASCII `lower` has no match of RELATIVE_DATE: a cheaper
+    test than the cue alone, since most pages use "today" or "hier" as prose.
+
+    A match is an "ago" form (an "ago" word or its preposition, whole), or a day word
+    beside a posting verb, or a day word alone on its line."""
+    if _AGO_CUE.search(lower) is not None:
+        return True
+    if _DAY_CUE.search(lower) is None:
+        return False
+    if any(word in lower for word in _POSTED_WORDS):
+        return True
+    return any(line.strip() in _DAY_WORDS for line in lower.split("\n"))
+
+
+_AGO_CUE = re.compile(
+    r"(?<!\w)(?:" + "|".join(map(re.escape, (*_AGO_AFTER, *_AGO_BEFORE))) + r")(?!\w)"
+)
+_DAY_CUE = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, _DAY_WORDS)) + r")(?!\w)")
 
 
 def relative_days(text: str) -> float | None:

@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from catlas_assets.domain.normalize import _VOLATILE, mask_volatile
+from catlas_assets.domain.normalize import _VOLATILE, mask_blocks, mask_volatile
+from catlas_assets.domain.relative_dates import RELATIVE_DATE, may_hold_relative_date
 
 
 def mask_every_pattern(text: str) -> str:
@@ -54,6 +55,9 @@ WORDS = [
     "för", "fa", "sedan", "geleden", "hier", "gestern", "yesterday", "just", "now", "i",
     "dag", "12:30", "2026-01-05T08:00", "?v=1", "&utm_x=2", "viewing", "online", "people",
     "abcdefghijklmnopqrstuvwx1", "-", ",", "\n", "Posted", "AGO", "heute", "week",
+    "updated", "Published", "edited", "added", "gepostet", "aggiornato", "aujourd'hui",
+    "Today\n", " today ", "ieri", "hoy", "vandaag", "idag", "abc-def-ghi-jkl-mno-pqr-stu",
+    "?utm_source=x", "3 views", "watching", "2026-01-05 08:00", "3:04 pm", "vortex", "fast",
 ]  # fmt: skip
 
 
@@ -62,3 +66,23 @@ WORDS = [
 def test_the_cues_change_no_answer_on_mixed_vocabulary(words: list[str], sep: str) -> None:
     text = sep.join(words)
     assert mask_volatile(text) == mask_every_pattern(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(WORDS), max_size=8).map(" ".join), min_size=0, max_size=6))
+def test_a_page_masked_at_once_is_each_block_masked(texts: list[str]) -> None:
+    # The page-wide cues only skip patterns: every block reads as masked alone.
+    assert mask_blocks(texts, "\n".join(texts)) == [mask_every_pattern(t) for t in texts]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(WORDS), max_size=10), st.sampled_from([" ", "", "\n"]))
+def test_the_relative_date_cue_misses_no_match(words: list[str], sep: str) -> None:
+    text = sep.join(words).lower()
+    if RELATIVE_DATE.search(text) is not None:
+        assert may_hold_relative_date(text)
+
+
+def test_a_non_ascii_page_is_masked_block_by_block() -> None:
+    texts = ["Publié il y a 2 jours", "Posted 3 days ago", "för 2 dagar sedan"]
+    assert mask_blocks(texts, "\n".join(texts)) == [mask_every_pattern(t) for t in texts]

@@ -16,26 +16,41 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 SHINGLE = 3
 
 
+# ASCII bytes to lower-case word characters (`\w` on ASCII is [A-Za-z0-9_]), the rest to
+# spaces: the same words as `_WORD` on the lower-cased text, in one C pass, already bytes.
+_TO_WORDS = (
+    bytes(c if chr(c).isalnum() or c == 95 else 32 for c in bytes(range(128)).lower()) + b" " * 128
+)
+
+
 def simhash64(text: str) -> int:
-    words = _WORD.findall(text.lower())
-    if not words:
+    shingles = _shingles(text)
+    if not shingles:
         return 0
-    if len(words) < SHINGLE:
-        shingles = [" ".join(words)]
-    else:
-        # Runs of SHINGLE words: the shorter tails end the zip on purpose.
-        runs = zip(*(words[i:] for i in range(SHINGLE)), strict=False)
-        shingles = [" ".join(run) for run in runs]
     blake2b = hashlib.blake2b
     # One C call per shingle (a list, not a generator: this loop is most of the cost); the
     # bit arithmetic below is vectorised.
-    digests = b"".join([blake2b(s.encode(), digest_size=8).digest() for s in shingles])
+    digests = b"".join([blake2b(s, digest_size=8).digest() for s in shingles])
     hashes = np.frombuffer(digests, dtype=">u8")
     bits = np.unpackbits(hashes.view(np.uint8).reshape(-1, 8), axis=1)
     votes = bits.sum(axis=0, dtype=np.int64) * 2 - len(shingles)
     packed = np.packbits((votes > 0).astype(np.uint8))
     unsigned = int.from_bytes(packed.tobytes(), "big")
     return unsigned - (1 << 64) if unsigned >= 1 << 63 else unsigned
+
+
+def _shingles(text: str) -> list[bytes]:
+    """Runs of SHINGLE lower-case words joined by a space, UTF-8 (one run if fewer words)."""
+    if text.isascii():
+        words = text.encode("ascii").translate(_TO_WORDS).split()
+    else:
+        words = [word.encode() for word in _WORD.findall(text.lower())]
+    if not words:
+        return []
+    if len(words) < SHINGLE:
+        return [b" ".join(words)]
+    # The shorter tails end the zip on purpose.
+    return list(map(b" ".join, zip(*(words[i:] for i in range(SHINGLE)), strict=False)))
 
 
 def hamming(a: int, b: int) -> int:

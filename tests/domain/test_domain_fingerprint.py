@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import random
+import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from catlas_assets.domain.fingerprint import hamming, simhash64
 
@@ -66,3 +70,35 @@ def test_hamming_counts_differing_bits_of_signed_values() -> None:
 def test_fingerprints_stay_the_stored_ones(text: str, value: int) -> None:
     # Sensors and the lake keep these values: a faster computation must give the same.
     assert simhash64(text) == value
+
+
+def _reference_simhash64(text: str) -> int:
+    # The fingerprint as first written: words of the lower-cased text, shingles as str.
+    words = re.findall(r"\w+", text.lower())
+    if not words:
+        return 0
+    if len(words) < 3:
+        shingles = [" ".join(words)]
+    else:
+        shingles = [" ".join(words[i : i + 3]) for i in range(len(words) - 2)]
+    votes = [0] * 64
+    for shingle in shingles:
+        value = int.from_bytes(hashlib.blake2b(shingle.encode(), digest_size=8).digest(), "big")
+        for bit in range(64):
+            votes[bit] += 1 if value >> (63 - bit) & 1 else -1
+    unsigned = sum(1 << (63 - bit) for bit in range(64) if votes[bit] > 0)
+    return unsigned - (1 << 64) if unsigned >= 1 << 63 else unsigned
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(
+        st.text(alphabet=st.characters(max_codepoint=127), max_size=200),
+        st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=80),
+        st.lists(st.sampled_from(["Senior", "engineer", "x_1", "Ünï", "-", "\n", "İ", "ß"])).map(
+            " ".join
+        ),
+    )
+)
+def test_fingerprint_equals_the_reference_computation(text: str) -> None:
+    assert simhash64(text) == _reference_simhash64(text)

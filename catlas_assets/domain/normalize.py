@@ -389,18 +389,24 @@ def _lines(text: str) -> list[str]:
     return [line for line in (_clean(raw) for raw in text.splitlines()) if line]
 
 
-def _is_boilerplate(node: LexborNode) -> bool:
-    tag = node.tag or ""
+def _is_boilerplate(node: LexborNode, tag: str | None = None) -> bool:
+    tag = (node.tag or "") if tag is None else tag
     if tag in DROP_TAGS:
         return True
     attrs = node.attributes
+    if not attrs:
+        return False  # most elements: no attribute can mark them
     if "hidden" in attrs or attrs.get("aria-hidden") == "true":
         return True
     style = (attrs.get("style") or "").replace(" ", "").lower()
     if "display:none" in style or "visibility:hidden" in style:
         return True
     marker = f"{attrs.get('id') or ''} {attrs.get('class') or ''}".lower()
-    return any(m in marker for m in BOILERPLATE_MARKERS)
+    return _MARKER.search(marker) is not None
+
+
+# Any of the markers as a substring (one search rather than one test per marker).
+_MARKER = re.compile("|".join(map(re.escape, BOILERPLATE_MARKERS)))
 
 
 def _html_blocks(html: str) -> list[tuple[str, str, str]]:
@@ -414,8 +420,14 @@ def _html_blocks(html: str) -> list[tuple[str, str, str]]:
     return out
 
 
-def _children(node: LexborNode) -> list[LexborNode]:
-    return [child for child in node.iter(include_text=False) if child.tag and child.tag[0] != "-"]
+def _kept_children(node: LexborNode) -> list[tuple[LexborNode, str]]:
+    """The element children that are not boilerplate, with their tags (read once each)."""
+    kept = []
+    for child in node.iter(include_text=False):
+        tag = child.tag
+        if tag and tag[0] != "-" and not _is_boilerplate(child, tag):
+            kept.append((child, tag))
+    return kept
 
 
 # Deeper than this, a subtree reads as one text block: no recursion limit is reached and a
@@ -431,22 +443,21 @@ def _walk(node: LexborNode, path: str, out: list[tuple[str, str, str]], depth: i
         if text:
             out.append(("text", text, path))
         return
-    children = [c for c in _children(node) if not _is_boilerplate(c)]
+    children = _kept_children(node)
     # A table row reads as one fact ("Pro | $49 | monthly"), so it is never split into cells.
     if tag == "tr":
-        cells = [_clean(c.text(deep=True, separator=" ")) for c in children]
+        cells = [_clean(c.text(deep=True, separator=" ")) for c, _ in children]
         text = " | ".join(cell for cell in cells if cell)
         if text:
             out.append(("table_row", text, path))
         return
-    if all((c.tag or "") in INLINE_TAGS for c in children):
+    if INLINE_TAGS.issuperset([ctag for _, ctag in children]):
         text = _clean(node.text(deep=True, separator=" "))
         if text:
             out.append((BLOCK_TYPES.get(tag, "text"), text, path))
         return
     seen: dict[str, int] = {}
-    for child in children:
-        ctag = child.tag or ""
+    for child, ctag in children:
         seen[ctag] = seen.get(ctag, 0) + 1
         _walk(child, f"{path}/{ctag}[{seen[ctag]}]", out, depth + 1)
 

@@ -5,7 +5,16 @@ from __future__ import annotations
 
 import threading
 
-from catlas_assets.domain.extract.markup import parse_html
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from catlas_assets.domain.extract.markup import (
+    _RAW,
+    _TAG,
+    _UNCOUNTED,
+    bounded_markup,
+    parse_html,
+)
 
 PAGE = "<html><body><h1>Careers</h1><p>Join us</p></body></html>"
 
@@ -34,3 +43,50 @@ def test_each_thread_keeps_its_own_tree() -> None:
     thread.join()
     assert seen == ["Docs"]
     assert parse_html(PAGE) is mine
+
+
+def _reference_bounded_markup(html: str, max_nesting: int) -> str:
+    # The bound as one walk that cuts as it goes (no pre-check of the depth).
+    depth, dropped, raw_until = 0, 0, None
+    cut: list[tuple[int, int]] = []
+    for match in _TAG.finditer(html):
+        closing, name, self_closing = match.group(1), match.group(2).lower(), match.group(3)
+        if raw_until is not None:
+            if closing and name == raw_until:
+                raw_until = None
+            continue
+        if name in _UNCOUNTED or self_closing:
+            continue
+        if closing:
+            if dropped:
+                dropped -= 1
+                cut.append(match.span())
+            else:
+                depth = max(0, depth - 1)
+            continue
+        if name in _RAW:
+            raw_until = name
+        if depth >= max_nesting:
+            dropped += 1
+            cut.append(match.span())
+        else:
+            depth += 1
+    if not cut:
+        return html
+    pieces, start = [], 0
+    for begin, end in cut:
+        pieces.append(html[start:begin])
+        start = end
+    pieces.append(html[start:])
+    return " ".join(pieces)
+
+
+TAGS = ["<div>", "</div>", "<p>", "</p>", "<span class='x'>", "</span>", "<br/>", "<script>",
+        "</script>", "<STYLE>", "</style>", "<Div>", "</DIV>", "text", "<li>", "<b>", "</b>"]  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(TAGS), max_size=40), st.integers(min_value=0, max_value=6))
+def test_the_depth_bound_cuts_what_the_plain_walk_cuts(tags: list[str], bound: int) -> None:
+    html = "".join(tags)
+    assert bounded_markup(html, bound) == _reference_bounded_markup(html, bound)

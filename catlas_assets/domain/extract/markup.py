@@ -35,6 +35,8 @@ def bounded_markup(html: str, max_nesting: int = MAX_NESTING) -> str:
     many of their end tags), in one pass; unchanged when the page is never that deep."""
     if html.count("<") < max_nesting:
         return html  # too few tags to ever get that deep
+    if not _too_deep(html, max_nesting):
+        return html
     depth = 0
     dropped = 0  # start tags left out and still to be matched by an end tag
     cut: list[tuple[int, int]] = []
@@ -69,6 +71,31 @@ def bounded_markup(html: str, max_nesting: int = MAX_NESTING) -> str:
         start = end
     pieces.append(html[start:])
     return " ".join(pieces)
+
+
+def _too_deep(html: str, max_nesting: int) -> bool:
+    """Whether `bounded_markup` would leave a start tag out: the same walk over the tags,
+    read as tuples (no match objects, no spans), which almost every page passes."""
+    depth = 0
+    raw_until: str | None = None
+    for closing, name, self_closing in _TAG.findall(html):
+        if raw_until is not None:
+            if closing and name.lower() == raw_until:
+                raw_until = None
+            continue
+        name = name.lower()
+        if name in _UNCOUNTED or self_closing:
+            continue
+        if closing:
+            # Nothing has been dropped yet: every end tag closes a counted element.
+            depth = max(0, depth - 1)
+            continue
+        if name in _RAW:
+            raw_until = name
+        if depth >= max_nesting:
+            return True
+        depth += 1
+    return False
 
 
 class _LastParse(threading.local):

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from catlas_assets.domain.extract.html import _canonical, canonical_url
 from catlas_assets.domain.urls import (
     BadURL,
     check_url,
@@ -107,3 +110,25 @@ def test_websites_as_people_write_them_normalize_to_one_canonical_url(
 def test_websites_that_are_no_website_are_refused(given: str, why: str) -> None:
     with pytest.raises(BadURL, match=why):
         normalize_website(given)
+
+
+_BASES = [
+    "http://a.test/x/y", "https://A.test:8080/p?q=1#f", "http://a.test", "HTTP://b.test/dir/",
+    "http://[::1", "mailto:x@y", "http://h/a;p?x", "/rel/only", "ftp://f/x",
+]  # fmt: skip
+_PIECES = ["/", "//", "a", "..", ".", "?", "#", "=", "&", "utm_x", "v", "\t", "\n", ";", " ", "%2F",
+           "[", "]", ":", "B"]  # fmt: skip
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.sampled_from(["/", " /", "//", "/\t/", "/\n", "/a", "", "a/"]),
+    st.lists(st.sampled_from(_PIECES), max_size=6).map("".join),
+    st.sampled_from(_BASES),
+)
+def test_links_remembered_per_origin_resolve_as_against_the_page(
+    start: str, rest: str, base: str
+) -> None:
+    href = start + rest
+    assert canonical_url(href, base) == _canonical(href, base)
+    assert canonical_url(href, base) == _canonical(href, base)  # once more, remembered

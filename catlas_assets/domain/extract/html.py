@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 
@@ -64,6 +65,36 @@ _SPACE = re.compile(r"\s+")
 def canonical_url(href: str, base: str = "") -> str:
     """Absolute, fragment-free, tracking-free URL with sorted query (one key per document);
     a URL that does not parse ("http://[::1") is kept as written."""
+    stripped = href.strip()
+    if base and stripped[:1] == "/" and stripped[1:2] not in _NOT_SECOND:
+        # A path from the root resolves against the base's scheme and host alone, and a
+        # site repeats its menu links on every page: remembered per origin. ("//" and
+        # "/\t/" are network paths, whose empty host keeps the base's path.)
+        origin = _origin(base)
+        if origin:
+            return _site_link(stripped, origin)
+    return _canonical(href, base)
+
+
+_NOT_SECOND = ("/", "\t", "\r", "\n")
+
+
+@lru_cache(maxsize=512)
+def _origin(base: str) -> str:
+    """`scheme://host` of an absolute base URL, "" for any other (resolved the long way)."""
+    try:
+        parts = urlsplit(base)
+    except ValueError:
+        return ""
+    return f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else ""
+
+
+@lru_cache(maxsize=8192)
+def _site_link(href: str, origin: str) -> str:
+    return _canonical(href, origin)
+
+
+def _canonical(href: str, base: str) -> str:
     try:
         absolute = urljoin(base, href.strip()) if base else href.strip()
         parts = urlsplit(absolute)
@@ -502,12 +533,9 @@ def _page_facts(tree: LexborHTMLParser, base: str) -> dict[str, Any]:
     navs = tree.css("nav")
     if navs and base:
         own = canonical_url(base)
-        targets = {
-            canonical_url(a.attributes.get("href") or "", base)
-            for nav in navs
-            for a in nav.css("a[href]")
-        }
-        facts["self_linked"] = own in targets
+        # Each distinct href once, and no further than the first that names this page.
+        hrefs = {a.attributes.get("href") or "" for nav in navs for a in nav.css("a[href]")}
+        facts["self_linked"] = any(canonical_url(href, base) == own for href in hrefs)
     return facts
 
 

@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import pages as bench_pages
 
+from catlas_assets.domain.extract import html, job_listings, links
 from catlas_assets.domain.observe import Observed, Policy, observe
 from catlas_assets.domain.pipeline_data import Fetched, SensorState
 from catlas_assets.domain.vocabulary import SensorStatus
@@ -60,7 +61,16 @@ def _cases(count: int, seed: int) -> list[tuple[SensorState, Fetched]]:
     return cases
 
 
+def _forget() -> None:
+    # Every round sees its pages for the first time: what a process remembers of a site's
+    # links (shared by its pages) is dropped, so a round never gains from the one before.
+    for memo in (html._site_link, links.site_origin, links._join_root_path):
+        memo.cache_clear()
+    job_listings.is_posting_url.cache_clear()
+
+
 def run(cases: list[tuple[SensorState, Fetched]], policy: Policy) -> list[Observed]:
+    _forget()
     rng = random.Random(1)
     return [
         observe(

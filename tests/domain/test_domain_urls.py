@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from urllib.parse import urljoin
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from catlas_assets.domain.extract.html import _canonical, canonical_url
+from catlas_assets.domain.extract.links import resolve
 from catlas_assets.domain.urls import (
     BadURL,
     check_url,
@@ -132,3 +135,21 @@ def test_links_remembered_per_origin_resolve_as_against_the_page(
     href = start + rest
     assert canonical_url(href, base) == _canonical(href, base)
     assert canonical_url(href, base) == _canonical(href, base)  # once more, remembered
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.sampled_from(["/", " /", "//", "/\t/", "/\n", "/a", "", "a/", "/ "]),
+    st.lists(st.sampled_from(_PIECES), max_size=6).map("".join),
+    st.sampled_from([*_BASES, ""]),
+)
+def test_links_resolved_per_origin_are_the_plain_join(start: str, rest: str, base: str) -> None:
+    href = start + rest
+    try:
+        expected = urljoin(base, href)
+    except ValueError:
+        with pytest.raises(ValueError):
+            resolve(base, href)
+        return
+    assert resolve(base, href) == expected
+    assert resolve(base, href) == expected  # once more, remembered

@@ -20,6 +20,7 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from catlas_assets.domain.extract.extraction import Extraction, job, name_norm
 from catlas_assets.domain.extract.job_listings import posting_links, table_rows
+from catlas_assets.domain.extract.links import root_path, site_origin
 from catlas_assets.domain.extract.markup import parse_html
 
 TRACKING_PARAMS = frozenset(
@@ -66,31 +67,16 @@ def canonical_url(href: str, base: str = "") -> str:
     """Absolute, fragment-free, tracking-free URL with sorted query (one key per document);
     a URL that does not parse ("http://[::1") is kept as written."""
     stripped = href.strip()
-    if base and stripped[:1] == "/" and stripped[1:2] not in _NOT_SECOND:
-        # A path from the root resolves against the base's scheme and host alone, and a
-        # site repeats its menu links on every page: remembered per origin. ("//" and
-        # "/\t/" are network paths, whose empty host keeps the base's path.)
-        origin = _origin(base)
+    if base and root_path(stripped):
+        origin = site_origin(base)
         if origin:
             return _site_link(stripped, origin)
     return _canonical(href, base)
 
 
-_NOT_SECOND = ("/", "\t", "\r", "\n")
-
-
-@lru_cache(maxsize=512)
-def _origin(base: str) -> str:
-    """`scheme://host` of an absolute base URL, "" for any other (resolved the long way)."""
-    try:
-        parts = urlsplit(base)
-    except ValueError:
-        return ""
-    return f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else ""
-
-
 @lru_cache(maxsize=8192)
 def _site_link(href: str, origin: str) -> str:
+    # Menu links repeat on every page of a site (see `links`).
     return _canonical(href, origin)
 
 

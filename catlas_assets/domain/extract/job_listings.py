@@ -13,11 +13,13 @@ Rows come back as plain dicts; `extract/html.py` turns them into jobs.
 from __future__ import annotations
 
 import re
-from urllib.parse import urljoin, urlsplit
+from functools import lru_cache
+from urllib.parse import urlsplit
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from catlas_assets.domain.classify import fold
+from catlas_assets.domain.extract.links import resolve
 
 TITLE_HEADERS = frozenset(
     {"position", "positions", "role", "roles", "job", "jobs", "job title", "title", "opening",
@@ -87,6 +89,7 @@ def table_rows(tree: LexborHTMLParser) -> list[dict[str, str]]:
     return rows
 
 
+@lru_cache(maxsize=8192)  # a site's links repeat on its pages
 def is_posting_url(url: str) -> bool:
     parts = urlsplit(url)
     host = (parts.hostname or "").lower()
@@ -103,7 +106,7 @@ def posting_links(tree: LexborHTMLParser, base: str) -> list[dict[str, str]]:
         href = link.attributes.get("href") or ""
         if not href or href.startswith(("#", "mailto:", "javascript:")):
             continue
-        url = urljoin(base, href)
+        url = resolve(base, href)
         # The URL test first: most links of a page are no posting, and a title costs more.
         if not is_posting_url(url) or _in_navigation(link):
             continue

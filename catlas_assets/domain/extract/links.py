@@ -1,0 +1,44 @@
+"""Links resolved against their page, remembered per site (pure).
+
+A site repeats its menu and footer links on every page; a path from the root ("/jobs/1")
+resolves against the page's scheme and host alone, so its answer is kept per origin and a
+site's pages pay for each such link once.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from urllib.parse import urljoin, urlsplit
+
+# A second character that makes "/..." a network path ("//host"; urlsplit drops tabs and
+# newlines first, so "/\t/host" is one too): its empty host would keep the base's path.
+_NOT_SECOND = ("/", "\t", "\r", "\n")
+
+
+def root_path(href: str) -> bool:
+    """`href` is a path from the root, which no part of a base but its origin changes."""
+    return href[:1] == "/" and href[1:2] not in _NOT_SECOND
+
+
+@lru_cache(maxsize=512)
+def site_origin(base: str) -> str:
+    """`scheme://host` of an absolute base URL; "" for any other (resolved the long way)."""
+    try:
+        parts = urlsplit(base)
+    except ValueError:
+        return ""
+    return f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else ""
+
+
+@lru_cache(maxsize=8192)
+def _join_root_path(origin: str, href: str) -> str:
+    return urljoin(origin, href)
+
+
+def resolve(base: str, href: str) -> str:
+    """`urljoin(base, href)`, the same answer (and the same ValueError)."""
+    if base and root_path(href):
+        origin = site_origin(base)
+        if origin:
+            return _join_root_path(origin, href)
+    return urljoin(base, href)

@@ -68,7 +68,7 @@ eval: .venv/.synced
 	$(RUN) python bench/eval/wild_eval.py $(EVAL_ARGS)
 
 # The heavier fault campaign (kill -9 on SQLite and PostgreSQL, fuzzing, hostile pages): one table.
-reliability: .venv/.synced
+reliability: .venv/.synced dbt-parse
 	$(RUN) python tests/chaos/reliability.py
 
 # Regenerate the wild corpus (seeded: the same bytes every time).

@@ -171,18 +171,26 @@ class Lake:
     # -- reading ------------------------------------------------------------------------
     def files(self, table_name: str, partition: str | None = None) -> list[str]:
         """The visible files: every Parquet file but those its partition's state hides."""
+        table = self.table(table_name).name
         where = partition or "date=*/hour=*"
-        listed = self.storage.glob(f"{self.table(table_name).name}/{where}/*")
-        keys = [k for k in listed if k.endswith(".parquet")]
-        states = [k for k in listed if posixpath.basename(k) == HIDDEN_STATE]
-        if not states:
-            return keys  # nothing was ever replaced here: no state to read
-        hidden: set[str] = set()
-        for state in states:
-            directory = posixpath.dirname(state)
-            part = directory.split("/", 1)[1]
-            hidden.update(f"{directory}/{n}" for n in self.hidden(table_name, part))
-        return [k for k in keys if k not in hidden]
+        listed = self.storage.glob(f"{table}/{where}/*")
+        if not any(posixpath.basename(k) == HIDDEN_STATE for k in listed):
+            return [k for k in listed if k.endswith(".parquet")]  # nothing replaced here
+        while True:
+            # The states must hold while the files are listed: a listing taken before a
+            # swap's new file was written, filtered by the state that shows it, shows neither
+            # set. Unchanged states before and after the listing mean a consistent pair.
+            states = self._states(table, listed)
+            listed = self.storage.glob(f"{table}/{where}/*")
+            if self._states(table, listed) == states:
+                break
+        hidden = {f"{d}/{n}" for d, names in states.items() for n in names}
+        return [k for k in listed if k.endswith(".parquet") and k not in hidden]
+
+    def _states(self, table: str, listed: list[str]) -> dict[str, dict[str, float]]:
+        """Each listed partition folder with a state, and the files it hides."""
+        folders = [posixpath.dirname(k) for k in listed if posixpath.basename(k) == HIDDEN_STATE]
+        return {d: self.hidden(table, d.split("/", 1)[1]) for d in folders}
 
     def partitions(self, table_name: str) -> list[str]:
         return sorted({posixpath.dirname(k).split("/", 1)[1] for k in self.files(table_name)})

@@ -3,6 +3,12 @@
 Ticks append one file per table and hour (``part-<batch>.parquet``, named after the batch so
 that writing the same batch twice replaces rather than duplicates); hourly compaction
 merges a partition's files into one (``compacted-<digest>.parquet``), keeping one row per id.
+
+No file a reader may be reading is overwritten or deleted on the spot. Compaction and
+reprocess write their result under a new name and then hide the files it replaces by listing
+them in the partition's ``_superseded.json``; that one atomic write is the switch from the old
+set to the new. Hidden files are deleted by a later compaction once ``HIDDEN_GRACE_S`` has
+passed, so a reader that listed them first keeps working that long.
 """
 
 from __future__ import annotations
@@ -11,6 +17,8 @@ import hashlib
 import io
 import json
 import posixpath
+import time
+import uuid
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -26,6 +34,11 @@ from resources.lake_tables import DIMENSIONS, JSON_COLUMNS, TABLES, Dimension, L
 from resources.storage import Storage
 
 REPLACES_KEY = b"catlas.replaces"
+# Per partition: {"hidden": {file name: unix time hidden}}; its files readers must not see.
+HIDDEN_STATE = "_superseded.json"
+# How long a hidden file stays on disk: a reader (a DuckDB view, a dbt view built before the
+# swap) that listed it keeps answering for that long; one hour spans any query we run.
+HIDDEN_GRACE_S = 3600.0
 
 
 @dataclass(frozen=True)
@@ -88,28 +101,96 @@ class Lake:
     def replace_partition(
         self, table_name: str, partition: str, rows: Iterable[Mapping[str, Any]]
     ) -> WrittenFile:
-        """Put `rows` in place of everything one partition holds, in one atomic write.
+        """Put `rows` in place of everything one partition holds.
 
-        The partition is first compacted to one file and the new rows overwrite that very
-        key (a rename locally, one PUT on S3), so a reader sees the old set or the new one,
-        never both or neither. Rows are not re-placed by their time column: the caller
-        decides what the partition holds.
+        The rows go to a new file and one atomic write of the partition's state hides the old
+        files and shows the new one, so a reader sees the old set or the new one, never both
+        or neither. Rows are not re-placed by their time column: the caller decides what the
+        partition holds.
         """
         table = self.table(table_name)
         data = _to_parquet(_to_arrow(table, list(rows)))
-        keys = self.files(table_name, partition)
-        if len(keys) > 1:
-            self.compact(table_name, partition)
-            keys = self.files(table_name, partition)
-        key = keys[0] if keys else f"{table.name}/{partition}/compacted-replaced.parquet"
-        self.storage.write_atomic(key, data)
+        key = f"{table.name}/{partition}/replaced-{uuid.uuid4().hex[:16]}.parquet"
+        self._swap(table.name, partition, self.files(table_name, partition), key, data)
         count = pq.read_metadata(io.BytesIO(data)).num_rows
         return WrittenFile(table.name, key, count, len(data), partition)
 
+    def _swap(self, table: str, partition: str, old: list[str], key: str, data: bytes) -> None:
+        """Show `key` (written with `data`) and hide `old`, the last step being one atomic write.
+
+        1. the state names `key` hidden; 2. `key` is written; 3. the state hides `old` and no
+        longer `key`. Stopped after 1 or 2, the old set is what readers see, and the orphan is
+        collected after the grace period.
+        """
+        hidden = self.hidden(table, partition)
+        now = time.time()
+        name = posixpath.basename(key)
+        self._write_hidden(table, partition, {**hidden, name: now})
+        self.storage.write_atomic(key, data)
+        hidden.pop(name, None)
+        hidden.update({posixpath.basename(k): now for k in old if k != key})
+        self._write_hidden(table, partition, hidden)
+
+    # -- visibility ---------------------------------------------------------------------
+    def hidden(self, table_name: str, partition: str) -> dict[str, float]:
+        """The files of one partition readers must not see, with when each was hidden."""
+        key = f"{self.table(table_name).name}/{partition}/{HIDDEN_STATE}"
+        try:
+            data = self.storage.read(key)
+        except FileNotFoundError:
+            return {}
+        return {str(k): float(v) for k, v in json.loads(data).get("hidden", {}).items()}
+
+    def _write_hidden(self, table: str, partition: str, hidden: dict[str, float]) -> None:
+        key = f"{table}/{partition}/{HIDDEN_STATE}"
+        if not hidden:
+            # No state object at all keeps the listing fast path for this partition.
+            if self.storage.exists(key):
+                self.storage.delete([key])
+            return
+        self.storage.write_atomic(key, json.dumps({"hidden": hidden}, sort_keys=True).encode())
+
+    def collect_garbage(
+        self, table_name: str, partition: str, grace_s: float = HIDDEN_GRACE_S
+    ) -> list[str]:
+        """Delete the partition's files hidden for longer than `grace_s`; the keys deleted."""
+        table = self.table(table_name).name
+        hidden = self.hidden(table_name, partition)
+        now = time.time()
+        expired = sorted(n for n, at in hidden.items() if now - at >= grace_s)
+        if not expired:
+            return []
+        keys = [f"{table}/{partition}/{n}" for n in expired]
+        # Deleted before they leave the state: stopped in between, the next run deletes again.
+        self.storage.delete(keys)
+        self._write_hidden(
+            table, partition, {n: at for n, at in hidden.items() if n not in expired}
+        )
+        return keys
+
     # -- reading ------------------------------------------------------------------------
     def files(self, table_name: str, partition: str | None = None) -> list[str]:
+        """The visible files: every Parquet file but those its partition's state hides."""
+        table = self.table(table_name).name
         where = partition or "date=*/hour=*"
-        return self.storage.glob(f"{self.table(table_name).name}/{where}/*.parquet")
+        listed = self.storage.glob(f"{table}/{where}/*")
+        if not any(posixpath.basename(k) == HIDDEN_STATE for k in listed):
+            return [k for k in listed if k.endswith(".parquet")]  # nothing replaced here
+        while True:
+            # The states must hold while the files are listed: a listing taken before a
+            # swap's new file was written, filtered by the state that shows it, shows neither
+            # set. Unchanged states before and after the listing mean a consistent pair.
+            states = self._states(table, listed)
+            listed = self.storage.glob(f"{table}/{where}/*")
+            if self._states(table, listed) == states:
+                break
+        hidden = {f"{d}/{n}" for d, names in states.items() for n in names}
+        return [k for k in listed if k.endswith(".parquet") and k not in hidden]
+
+    def _states(self, table: str, listed: list[str]) -> dict[str, dict[str, float]]:
+        """Each listed partition folder with a state, and the files it hides."""
+        folders = [posixpath.dirname(k) for k in listed if posixpath.basename(k) == HIDDEN_STATE]
+        return {d: self.hidden(table, d.split("/", 1)[1]) for d in folders}
 
     def partitions(self, table_name: str) -> list[str]:
         return sorted({posixpath.dirname(k).split("/", 1)[1] for k in self.files(table_name)})
@@ -128,12 +209,13 @@ class Lake:
     def compact(self, table_name: str, partition: str) -> Compaction:
         """Merge one hour's files into one, dropping rows whose id was already kept.
 
-        Crash-safe: the compacted file names the files it replaces in its metadata, and a
-        later compaction first deletes any of those that survived an interrupted run.
+        Crash-safe and reader-safe: the merged file is shown and its inputs hidden in one
+        atomic write (`_swap`); inputs are deleted by a compaction after the grace period.
         """
         table = self.table(table_name)
+        self.collect_garbage(table_name, partition)
         keys = self.files(table_name, partition)
-        self._finish_interrupted(keys)
+        self._finish_interrupted(table.name, partition, keys)
         keys = self.files(table_name, partition)
         if len(keys) <= 1:
             rows = self.read(table_name, partition).num_rows if keys else 0
@@ -149,20 +231,30 @@ class Lake:
         meta = {REPLACES_KEY: json.dumps(names).encode()}
         data = _to_parquet(merged.replace_schema_metadata(meta))
         target = f"{table.name}/{partition}/compacted-{digest}.parquet"
-        self.storage.write_atomic(target, data)
-        self.storage.delete([k for k in keys if k != target])
+        self._swap(table.name, partition, keys, target, data)
         return Compaction(
             table.name, partition, len(keys), merged.num_rows, len(data), before - merged.num_rows
         )
 
-    def _finish_interrupted(self, keys: list[str]) -> None:
+    def _finish_interrupted(self, table: str, partition: str, keys: list[str]) -> None:
+        """Hide visible files a visible compacted file already holds.
+
+        Older compactions deleted their inputs after writing; one stopped in between left
+        both visible. Hiding them (not deleting) keeps the readers of either safe.
+        """
+        stale: list[str] = []
         for key in keys:
             if not posixpath.basename(key).startswith("compacted-"):
                 continue
             meta = pq.read_schema(io.BytesIO(self.storage.read(key))).metadata or {}
             replaced = set(json.loads(meta.get(REPLACES_KEY, b"[]")))
-            stale = [k for k in keys if k != key and posixpath.basename(k) in replaced]
-            self.storage.delete(stale)
+            stale += [k for k in keys if k != key and posixpath.basename(k) in replaced]
+        if stale:
+            hidden = self.hidden(table, partition)
+            now = time.time()
+            self._write_hidden(
+                table, partition, {**hidden, **{posixpath.basename(k): now for k in stale}}
+            )
 
     def file_schemas(self, table_name: str, partition: str) -> list[tuple[str, pa.Schema]]:
         """The Parquet schema of each file of one partition (for the schema check)."""
@@ -201,7 +293,7 @@ class Lake:
         table = self.table(table_name)
         keys = self.files(table_name, partition)
         if keys:
-            uris = ", ".join(f"'{self.storage.uri(k)}'" for k in keys)
+            uris = ", ".join(_quote(self.storage.uri(k)) for k in keys)
             con.execute(
                 f"CREATE OR REPLACE VIEW {view} AS SELECT * FROM read_parquet([{uris}], "
                 "union_by_name = true)"
@@ -232,13 +324,12 @@ class Lake:
             source = "changes_written" if name == "changes" else name
             keys = self.files(name)
             if keys:
-                self._view(con, source, table.schema, self.glob_uri(name), keys)
+                self._view(con, source, table.schema, keys)
                 if table.daily_state:
                     # `entities`: the view is the latest day; every day stays as `_by_day`.
                     latest = self.partitions(name)[-1]
                     con.execute(f"ALTER VIEW {source} RENAME TO {source}_by_day")
-                    uri = self.storage.uri(f"{name}/{latest}/*.parquet")
-                    self._view(con, source, table.schema, uri, self.files(name, latest))
+                    self._view(con, source, table.schema, self.files(name, latest))
             else:
                 _empty_table(con, source, table.schema, "NULL::DATE AS date, NULL::INTEGER AS hour")
         for name in DIMENSIONS:
@@ -256,17 +347,21 @@ class Lake:
         con: duckdb.DuckDBPyConnection,
         view: str,
         schema: pa.Schema,
-        uri: str,
         keys: list[str],
     ) -> None:
-        """`view` over the files at `uri`, with every column `schema` declares.
+        """`view` over the files `keys`, with every column `schema` declares.
+
+        The view names its files rather than a glob: a glob would also match the files a
+        replacement hid (and the new one before it is shown), so the connection keeps the
+        set it was opened with, which stays on disk for `HIDDEN_GRACE_S`.
 
         Files written before a column was added lack it; `union_by_name` fills it in while
         any file has it, and until one does the view still has it, NULL, so queries written
         for the current schema run on an older lake.
         """
+        uris = ", ".join(_quote(self.storage.uri(k)) for k in keys)
         source = (
-            f"read_parquet('{uri}', hive_partitioning = true, union_by_name = true, "
+            f"read_parquet([{uris}], hive_partitioning = true, union_by_name = true, "
             "hive_types = {'date': DATE, 'hour': INTEGER})"
         )
         # The newest file is written by the current code: only when it lacks a column is
@@ -303,6 +398,10 @@ class Lake:
             f"CREATE VIEW {name} AS SELECT * FROM read_parquet("
             f"'{self.storage.uri(max(keys))}', union_by_name = true)"
         )
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
 
 
 def _empty_table(

@@ -21,6 +21,9 @@ from typing import Any
 
 import duckdb
 
+from resources.lake import Lake
+from resources.storage import Storage
+
 CATLAS = Path(sys.executable).with_name("catlas")
 TIMEOUT_S = 120
 
@@ -141,8 +144,11 @@ def db_count(state_dir: Path, table: str) -> int:
 
 
 def lake_rows(state_dir: Path, table: str, columns: str = "*") -> list[dict[str, Any]]:
-    """Rows of a lake table read straight from its Parquet files."""
-    files = sorted((state_dir / "lake" / table).glob("date=*/hour=*/*.parquet"))
+    """Rows of a lake table read straight from its visible Parquet files."""
+    lake = Lake(Storage(str(state_dir / "lake")))
+    files = (
+        [lake.storage.uri(k) for k in lake.files(table)] if (state_dir / "lake").is_dir() else []
+    )
     if not files:
         return []
     paths = ", ".join(f"'{path}'" for path in files)

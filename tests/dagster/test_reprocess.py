@@ -20,6 +20,8 @@ from catlas_assets.services import catalog, compaction, reprocess
 from catlas_assets.services.runtime import Runtime
 from catlas_assets.services.sensor_run import run_one
 from fixture_web import DEFAULT_NOW, FixtureWeb
+from resources.lake import Lake
+from resources.storage import Storage
 
 DAYS = (0, 7, 14)
 URLS = ("http://kestrel-labs.com/pricing", "http://kestrel-labs.com/careers")
@@ -170,36 +172,33 @@ def test_a_reader_sees_each_hour_wholly_old_or_wholly_new(
     """While reprocess replaces the hours (compacted, as maintenance leaves them), a reader
     never sees an hour with rows missing or with old and new rows side by side."""
     runtime = CatlasResource(state_dir=lived["state"], hosts=lived["hosts"]).build()
-    files = str(Path(lived["state"]) / "lake" / "snapshots" / "*" / "*" / "*.parquet")
+    lake = Lake(Storage(str(Path(lived["state"]) / "lake")))
     per_hour = (
-        "SELECT date, hour, count(*), list(DISTINCT extractor_version) "
-        f"FROM read_parquet('{files}', hive_partitioning = true) GROUP BY 1, 2"
+        "SELECT date, hour, count(*), list(DISTINCT extractor_version) FROM snapshots GROUP BY 1, 2"
     )
     seen: list[dict[tuple, tuple]] = []  # one reading of every hour at a time
     errors: list[Exception] = []
-    retried: list[Exception] = []
     done = threading.Event()
 
+    def hours() -> list[tuple]:
+        con = lake.connect()  # a new connection lists the files as they are now
+        try:
+            return con.execute(per_hour).fetchall()
+        finally:
+            con.close()
+
     def read() -> None:
-        con = duckdb.connect()
         while not done.is_set():
             try:
-                rows = con.execute(per_hour).fetchall()
-            except duckdb.Error as exc:
-                # DuckDB opens a file once to plan and again to scan: a query that spans
-                # the swap of that very key fails loudly (never with wrong rows); asked
-                # again, it answers. A file gone or an hour missing is the failure here.
-                if "Invalid data" in str(exc):
-                    retried.append(exc)
-                    continue
+                rows = hours()
+            except duckdb.Error as exc:  # a file gone or unreadable is the failure here
                 errors.append(exc)
                 break
             seen.append({(d, h): (n, v) for d, h, n, v in rows})
-        con.close()
 
     try:
         compaction.compact_all(runtime)
-        before = {(d, h): n for d, h, n, _ in duckdb.sql(per_hour).fetchall()}
+        before = {(d, h): n for d, h, n, _ in hours()}
         monkeypatch.setattr(lake_rows, "EXTRACTOR_VERSION", "extract-next")
         monkeypatch.setattr(reprocess, "EXTRACTOR_VERSION", "extract-next")
         reader = threading.Thread(target=read)
@@ -222,7 +221,7 @@ def test_a_reader_sees_each_hour_wholly_old_or_wholly_new(
         for hour, (count, versions) in reading.items():
             assert count == before[hour], hour
             assert versions in (["extract-1"], ["extract-next"]), (hour, versions)
-    final = duckdb.sql(per_hour).fetchall()
+    final = hours()
     assert {tuple(v) for *_, v in final} == {("extract-next",)}
 
 

@@ -86,8 +86,10 @@ def test_lake_on_s3_writes_compacts_and_queries_through_duckdb(
 
     result = lake.compact("changes", "date=2026-01-05/hour=08")
     assert (result.files_before, result.rows, result.duplicates_dropped) == (2, 2, 1)
-    keys = list_bucket(s3_bucket, "lake/changes/date=2026-01-05/hour=08/")
+    keys = lake.files("changes", "date=2026-01-05/hour=08")
     assert len(keys) == 1 and "/compacted-" in keys[0]
+    # the inputs stay, hidden, for readers that listed them before the swap
+    assert len(list_bucket(s3_bucket, "lake/changes/date=2026-01-05/hour=08/")) == 4
     assert lake.compact("changes", "date=2026-01-05/hour=08").files_before == 1
 
     con = lake.connect()
@@ -103,8 +105,9 @@ def test_lake_on_s3_writes_compacts_and_queries_through_duckdb(
     # every other table exists, empty
     assert con.execute("SELECT count(*) FROM observations").fetchone() == (0,)
     # DuckDB reads s3:// directly through the registered filesystem, too
+    uris = [lake.storage.uri(k) for k in lake.files("changes")]
     direct = con.execute(
-        f"SELECT count(*) FROM read_parquet('{lake.glob_uri('changes')}', hive_partitioning = true)"
+        "SELECT count(*) FROM read_parquet(?, hive_partitioning = true)", [uris]
     ).fetchone()
     assert direct == (3,)
 

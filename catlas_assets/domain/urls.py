@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from urllib.parse import urlsplit, urlunsplit
 
 import tldextract
@@ -52,8 +53,14 @@ def host_of(url: str) -> str:
 def registrable_domain(host_or_url: str) -> str:
     """`www.shop.example.co.uk` -> `example.co.uk`; an IP or bare host is returned as is."""
     host = host_of(host_or_url) if "://" in host_or_url else host_or_url.lower()
-    parts = _EXTRACT(host)
-    return parts.top_domain_under_public_suffix or host
+    return _domain_of_host(host)
+
+
+@lru_cache(maxsize=65536)
+def _domain_of_host(host: str) -> str:
+    # A tick asks for the same few hosts many times per sensor; the suffix-trie walk and
+    # its result object cost more than the lookup.
+    return _EXTRACT(host).top_domain_under_public_suffix or host
 
 
 _HOST = re.compile(r"[a-z0-9_-]+(\.[a-z0-9_-]+)*|\[[0-9a-f:.]+\]")

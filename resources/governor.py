@@ -10,6 +10,9 @@ Retry-After) lies ahead. A refusal is `Postponed`, which the fetch turns into th
 Spacing holds across workers: for a spaced domain each unit reserved also books the
 domain's next start slot in the store (`next_start_at`), and the request waits for it, so
 four schedulers asking one domain start its requests `spacing_s` apart between them too.
+Slots only keep requests apart if requests start on them: a request that wakes more than
+a fifth of the spacing after its slot (its event loop was busy) gives the slot up and books
+a new one, so a late start never lands just before another worker's next slot.
 
 A domain with no spacing would cost one write transaction per request, so there the
 governor leases `budget_lease` units at once and hands them out in memory; a lease lives
@@ -52,7 +55,7 @@ class Postponed(Exception):
 class _Domain:
     semaphore: asyncio.Semaphore
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    last_start: float | None = None
+    last_start: float | None = None  # monotonic: the slot the last request started on
     crawl_delays: dict[str, float] = field(default_factory=dict)  # per origin (robots.txt)
     refill: asyncio.Lock = field(default_factory=asyncio.Lock)
     leased: int = 0  # budget units taken and not yet used
@@ -64,6 +67,11 @@ class _Domain:
 # A lease older than this is given back before new units are taken: blocks and budget
 # changes made by other workers are seen within it.
 LEASE_TTL_S = 1.0
+# A booked slot is kept if the request wakes within this fraction of the spacing after it.
+LATE_SLOT_FRACTION = 0.2
+# Slots given up in a row before a request starts late anyway (a loop that is always late
+# would otherwise book for ever); each re-booking is a store transaction.
+MAX_REBOOKINGS = 3
 
 
 @dataclass(frozen=True)
@@ -138,15 +146,45 @@ class DomainGovernor:
                 # Booked under the lock, so this worker's requests start in the order of
                 # their slots. Spacing is real time (the load on the site), not the virtual clock.
                 start_at = await self._take_unit(domain, state) if self.budgets else None
-                wait = 0.0
-                if state.last_start is not None:
-                    wait = state.last_start + self.spacing_for(domain) - time.monotonic()
-                if start_at is not None:
-                    wait = max(wait, start_at - time.time())
-                if wait > 0:
-                    await asyncio.sleep(wait)
-                state.last_start = time.monotonic()
+                state.last_start = await self._wait_for_slot(domain, state, start_at)
             yield
+
+    async def _wait_for_slot(self, domain: str, state: _Domain, start_at: float | None) -> float:
+        """Sleep until the request may start; the monotonic instant of the slot it starts on.
+
+        `start_at` is the shared slot booked in the store (wall clock), if any; the local
+        bound (this worker's last slot plus the spacing) also holds, so a Crawl-delay learnt
+        since the booking is kept.
+        """
+        rebooked = 0
+        while True:
+            spacing = self.spacing_for(domain)
+            wait = 0.0
+            if state.last_start is not None:
+                wait = state.last_start + spacing - time.monotonic()
+            if start_at is not None:
+                wait = max(wait, start_at - time.time())
+            if wait > 0:
+                await asyncio.sleep(wait)
+            if start_at is None:
+                return time.monotonic()
+            late = time.time() - start_at
+            if late <= spacing * LATE_SLOT_FRACTION or rebooked == MAX_REBOOKINGS:
+                # The slot, not the wake-up, is what the next local bound counts from:
+                # counting lateness in would push every later request off its slot too.
+                return time.monotonic() - max(0.0, late)
+            start_at = await self._rebook(domain, spacing)
+            rebooked += 1
+
+    async def _rebook(self, domain: str, spacing: float) -> float | None:
+        """Give the missed slot's unit back and take one with a new slot (one transaction)."""
+        assert self.budgets is not None
+        reservation = await asyncio.to_thread(
+            self.budgets.reserve, domain, self.now(), units=1, returning=1, spacing_s=spacing
+        )
+        if not reservation.granted:  # blocked meanwhile (a Retry-After): the unit went back
+            raise Postponed(reservation.reason, reservation.detail, reservation.retry_at)
+        return reservation.start_at
 
     async def _take_unit(self, domain: str, state: _Domain) -> float | None:
         """Take a budget unit; for a spaced domain, the wall-clock second its slot starts."""

@@ -9,7 +9,9 @@ is decided in the loop's own process (sending it would cost more than deciding i
 `CATLAS_OBSERVE_WORKERS` sets the pool: -1 (the default) keeps one core for the loop and
 gives the others to the pool, at most 8 (what one loop keeps busy: past that, more worker
 processes scale further — several `catlas schedule` processes on PostgreSQL); 0 parses in
-the loop's process. On 2 cores that is 1 parser process, on 64 cores 8 per worker.
+the loop's process, one page at a time in one thread: parsing holds the interpreter lock,
+so more parser threads add no speed, only starve the loop (a request then leaves long after
+its politeness slot). On 2 cores that is 1 parser process, on 64 cores 8 per worker.
 Worker processes start from a fork server that has the domain imported (a clean process:
 forking the loop's process, with its threads, is not safe). Each one watches the process
 that made it and exits when that one is gone: a worker killed with SIGKILL cannot shut its
@@ -24,7 +26,7 @@ import multiprocessing
 import os
 import threading
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any
 
 from catlas_assets.domain.observe import Observed, needs_parse, observe
@@ -67,6 +69,7 @@ class ObservePool:
         self.workers = workers
         self.parse_timeout_s = parse_timeout_s
         self._executor: ProcessPoolExecutor | None = None
+        self._thread: ThreadPoolExecutor | None = None
 
     def _executor_now(self) -> ProcessPoolExecutor:
         if self._executor is None:
@@ -84,10 +87,13 @@ class ObservePool:
         """`observe(**arguments)`, in a worker process when the answer needs a parse."""
         if not needs_parse(arguments["sensor"], arguments["fetched"]):
             return observe(**arguments)
+        loop = asyncio.get_running_loop()
         if self.workers == 0:
             # In a thread: a large page's parse does not hold up the loop (signals, deadline).
-            return await asyncio.to_thread(observe_within, self.parse_timeout_s, **arguments)
-        loop = asyncio.get_running_loop()
+            if self._thread is None:
+                self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="catlas-parse")
+            call = functools.partial(observe_within, self.parse_timeout_s, **arguments)
+            return await loop.run_in_executor(self._thread, call)
         call = functools.partial(_observe_in_worker, self.parse_timeout_s, **arguments)
         observed, body_keys = await loop.run_in_executor(self._executor_now(), call)
         for key in body_keys:
@@ -95,6 +101,9 @@ class ObservePool:
         return observed
 
     def close(self) -> None:
+        if self._thread is not None:
+            self._thread.shutdown(wait=True, cancel_futures=True)
+            self._thread = None
         if self._executor is not None:
             self._executor.shutdown(wait=True, cancel_futures=True)
             self._executor = None

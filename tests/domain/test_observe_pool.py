@@ -59,3 +59,46 @@ def test_the_automatic_size_keeps_a_core_for_the_loop() -> None:
     assert pool_size(-1, cpus=4) == 3
     assert pool_size(-1, cpus=64) == 8  # one loop keeps about 8 parsers busy
     assert pool_size(3, cpus=64) == 3 and pool_size(0, cpus=64) == 0
+
+
+def test_without_a_pool_pages_are_parsed_one_at_a_time_in_one_thread(monkeypatch) -> None:
+    """Parsing holds the interpreter lock: parallel parser threads only starve the loop."""
+    import threading
+    import time
+
+    from catlas_assets.services import observe_pool
+
+    inside, peak, threads = 0, 0, set()
+    lock = threading.Lock()
+    real = observe_pool.observe_within
+
+    def counted(*args, **kwargs):
+        nonlocal inside, peak
+        with lock:
+            inside += 1
+            peak = max(peak, inside)
+            threads.add(threading.current_thread().name)
+        try:
+            time.sleep(0.02)  # long enough for the others to start if they could
+            return real(*args, **kwargs)
+        finally:
+            with lock:
+                inside -= 1
+
+    monkeypatch.setattr(observe_pool, "observe_within", counted)
+
+    async def many() -> list:
+        inline = ObservePool(0, 30.0)
+        try:
+            return await asyncio.gather(
+                *(
+                    inline.observe(**_arguments(new_sensor(), fetch(page(SECTIONS))))
+                    for _ in range(6)
+                )
+            )
+        finally:
+            inline.close()
+
+    answers = asyncio.run(many())
+    assert [a.outcome for a in answers] == [Outcome.OK] * 6
+    assert peak == 1 and len(threads) == 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -11,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from resources.governor import DomainGovernor, GovernorConfig, Postponed
+from resources.governor import LATE_SLOT_FRACTION, DomainGovernor, GovernorConfig, Postponed
 from resources.state.domain_budgets import DomainBudgets
 from resources.state.store import StateStore
 
@@ -247,3 +248,56 @@ def test_two_workers_keep_a_domains_spacing_between_them(budgets: DomainBudgets)
     assert len(starts) == 6
     assert min(gaps) >= spacing - 0.02  # without shared slots the two start together
     assert budgets.get("acme.co.uk")["used_today"] == 6
+
+
+def test_a_request_that_wakes_after_its_slot_books_a_new_one(budgets: DomainBudgets) -> None:
+    """A worker whose loop stalled past its booked slot must not start just before the next
+    worker's slot: it gives the slot up (and its unit back) and books the next free one."""
+    spacing = 0.3
+    stalled, other = (_governed(budgets, spacing_s=spacing, concurrency=1) for _ in range(2))
+    # The stall: the slot was booked from the real store a spacing before the worker woke.
+    missed = budgets.reserve("acme.co.uk", NOW, spacing_s=spacing)
+    time.sleep(spacing)
+    real, calls = budgets.reserve, []
+
+    def reserve(*args: Any, **kwargs: Any) -> Any:
+        calls.append(kwargs.get("returning", 0))
+        return missed if len(calls) == 1 else real(*args, **kwargs)
+
+    budgets.reserve = reserve  # type: ignore[method-assign]
+    starts: dict[str, float] = {}
+
+    async def main() -> None:
+        async with stalled.permit("http://acme.co.uk/late"):
+            starts["late"] = time.monotonic()
+        async with other.permit("http://acme.co.uk/next"):
+            starts["next"] = time.monotonic()
+
+    asyncio.run(main())
+    assert calls == [0, 1, 0]  # booked, re-booked giving the unit back, the other worker
+    # A start lands within a fifth of the spacing after its slot; on the missed slot: ~0.
+    assert starts["next"] - starts["late"] >= spacing * (1 - LATE_SLOT_FRACTION)
+    assert budgets.get("acme.co.uk")["used_today"] == 2
+
+
+def test_a_slightly_late_request_keeps_its_slot(budgets: DomainBudgets) -> None:
+    spacing = 0.5
+    governor = _governed(budgets, spacing_s=spacing, concurrency=1)
+    on_time = dataclasses.replace(
+        budgets.reserve("acme.co.uk", NOW, spacing_s=spacing),
+        start_at=time.time() - spacing * 0.1,
+    )
+    calls: list[int] = []
+
+    def reserve(*args: Any, **kwargs: Any) -> Any:
+        calls.append(kwargs.get("returning", 0))
+        return on_time
+
+    budgets.reserve = reserve  # type: ignore[method-assign]
+
+    async def main() -> None:
+        async with governor.permit("http://acme.co.uk/1"):
+            pass
+
+    asyncio.run(main())
+    assert calls == [0]  # within a fifth of the spacing: no second booking

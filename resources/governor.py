@@ -38,7 +38,7 @@ from catlas_assets.domain.pacing import budget_day, retry_after_until, spacing_s
 from catlas_assets.domain.urls import registrable_domain
 
 if TYPE_CHECKING:  # the budgets live in the state store (SQLAlchemy): not needed to import
-    from resources.state.domain_budgets import DomainBudgets
+    from resources.state.domain_budgets import DomainBudgets, Reservation
 
 
 class Postponed(Exception):
@@ -56,6 +56,7 @@ class _Domain:
     semaphore: asyncio.Semaphore
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     last_start: float | None = None  # monotonic: the slot the last request started on
+    last_end: float | None = None  # monotonic: when the last request's answer was read
     crawl_delays: dict[str, float] = field(default_factory=dict)  # per origin (robots.txt)
     refill: asyncio.Lock = field(default_factory=asyncio.Lock)
     leased: int = 0  # budget units taken and not yet used
@@ -147,21 +148,33 @@ class DomainGovernor:
                 # their slots. Spacing is real time (the load on the site), not the virtual clock.
                 start_at = await self._take_unit(domain, state) if self.budgets else None
                 state.last_start = await self._wait_for_slot(domain, state, start_at)
-            yield
+            try:
+                yield
+            finally:
+                state.last_end = time.monotonic()
+
+    def _ready_in(self, domain: str, state: _Domain) -> float:
+        """Seconds until this worker's own spacing lets `domain` be asked again.
+
+        It counts from the slot the last request started on, and one at a time also from
+        the end of its answer (as Nutch's fetcher does): then the site sees the gap even when
+        a request spent long on its way (a new connection on a busy machine) and the next
+        did not. It also keeps a Crawl-delay learnt after the next slot was booked.
+        """
+        spacing = self.spacing_for(domain)
+        ready = state.last_start + spacing if state.last_start is not None else 0.0
+        if self.config.concurrency == 1 and state.last_end is not None:
+            ready = max(ready, state.last_end + spacing)
+        return max(0.0, ready - time.monotonic())
 
     async def _wait_for_slot(self, domain: str, state: _Domain, start_at: float | None) -> float:
         """Sleep until the request may start; the monotonic instant of the slot it starts on.
 
-        `start_at` is the shared slot booked in the store (wall clock), if any; the local
-        bound (this worker's last slot plus the spacing) also holds, so a Crawl-delay learnt
-        since the booking is kept.
+        `start_at` is the shared slot booked in the store (wall clock), if any.
         """
         rebooked = 0
         while True:
-            spacing = self.spacing_for(domain)
-            wait = 0.0
-            if state.last_start is not None:
-                wait = state.last_start + spacing - time.monotonic()
+            wait = self._ready_in(domain, state)
             if start_at is not None:
                 wait = max(wait, start_at - time.time())
             if wait > 0:
@@ -169,27 +182,37 @@ class DomainGovernor:
             if start_at is None:
                 return time.monotonic()
             late = time.time() - start_at
-            if late <= spacing * LATE_SLOT_FRACTION or rebooked == MAX_REBOOKINGS:
+            if late <= self.spacing_for(domain) * LATE_SLOT_FRACTION or rebooked == MAX_REBOOKINGS:
                 # The slot, not the wake-up, is what the next local bound counts from:
                 # counting lateness in would push every later request off its slot too.
                 return time.monotonic() - max(0.0, late)
-            start_at = await self._rebook(domain, spacing)
+            start_at = (await self._book(domain, state, returning=1)).start_at
             rebooked += 1
 
-    async def _rebook(self, domain: str, spacing: float) -> float | None:
-        """Give the missed slot's unit back and take one with a new slot (one transaction)."""
+    async def _book(
+        self, domain: str, state: _Domain, *, units: int = 1, returning: int = 0
+    ) -> Reservation:
+        """Reserve budget units in the store, for a spaced domain with the next start slot
+        no earlier than this worker's own spacing allows (one transaction)."""
         assert self.budgets is not None
         reservation = await asyncio.to_thread(
-            self.budgets.reserve, domain, self.now(), units=1, returning=1, spacing_s=spacing
+            self.budgets.reserve,
+            domain,
+            self.now(),
+            units=units,
+            returning=returning,
+            spacing_s=self.spacing_for(domain),
+            not_before=time.time() + self._ready_in(domain, state),
         )
-        if not reservation.granted:  # blocked meanwhile (a Retry-After): the unit went back
+        if state.recorded_delay is None:
+            state.recorded_delay = (reservation.crawl_delay_s,)
+        if not reservation.granted:  # a re-booking's unit went back with the refusal
             raise Postponed(reservation.reason, reservation.detail, reservation.retry_at)
-        return reservation.start_at
+        return reservation
 
     async def _take_unit(self, domain: str, state: _Domain) -> float | None:
         """Take a budget unit; for a spaced domain, the wall-clock second its slot starts."""
-        now = self.now()
-        day = budget_day(now)
+        day = budget_day(self.now())
         if self._lease_usable(state, day):
             state.leased -= 1
             return None
@@ -197,22 +220,11 @@ class DomainGovernor:
             if self._lease_usable(state, day):
                 state.leased -= 1
                 return None
-            assert self.budgets is not None
-            spacing = self.spacing_for(domain)
             returning = state.leased if state.lease_day == day else 0
             state.leased = 0
-            reservation = await asyncio.to_thread(
-                self.budgets.reserve,
-                domain,
-                now,
-                units=self.config.budget_lease,
-                returning=returning,
-                spacing_s=spacing,
+            reservation = await self._book(
+                domain, state, units=self.config.budget_lease, returning=returning
             )
-            if state.recorded_delay is None:
-                state.recorded_delay = (reservation.crawl_delay_s,)
-            if not reservation.granted:
-                raise Postponed(reservation.reason, reservation.detail, reservation.retry_at)
             state.leased = reservation.units - 1
             state.leased_at = time.monotonic()
             state.lease_day = day

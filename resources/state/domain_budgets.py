@@ -95,13 +95,15 @@ class DomainBudgets:
         units: int = 1,
         returning: int = 0,
         spacing_s: float = 0.0,
+        not_before: float | None = None,
     ) -> Reservation:
         """Take up to `units` request units of `domain`'s daily budget (at least one, or none
         when it is blocked or spent), first giving back `returning` units of today's that
         were taken and not used; one transaction either way.
 
         With `spacing_s`, one unit also books the domain's next start slot, shared by every
-        worker: the first free wall-clock second at least `spacing_s` after the last booked.
+        worker: the first free wall-clock second at least `spacing_s` after the last booked,
+        and no earlier than `not_before` (the caller's own spacing).
         """
 
         def action(conn: Connection) -> Reservation:
@@ -138,7 +140,7 @@ class DomainBudgets:
             self._set_used(conn, domain, used + granted, day, now)
             start_at = None
             if spacing_s > 0:
-                start_at = max(time.time(), row.get("next_start_at") or 0.0)
+                start_at = max(time.time(), row.get("next_start_at") or 0.0, not_before or 0.0)
                 conn.execute(
                     update(domain_budgets)
                     .where(domain_budgets.c.domain == domain)

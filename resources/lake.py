@@ -277,10 +277,20 @@ class Lake:
         atomic write (`_swap`); inputs are deleted by a compaction after the grace period.
         """
         table = self.table(table_name)
+        keys = self.files(table_name, partition)
+        if len(keys) <= 1 and not self.hidden(table.name, partition):
+            # Nothing to merge and nothing hidden to delete (most hours of a run over every
+            # hour): no lease taken. A swap after this look changes no result of this call.
+            return self._unmerged(table.name, partition, keys)
         # Under the partition's lock from the listing to the swap: a reprocess swapping in
         # between would be undone by this merge of the files it replaced.
         with self._lock(table.name, partition) as confirm:
             return self._compact(table, partition, confirm)
+
+    def _unmerged(self, table: str, partition: str, keys: list[str]) -> Compaction:
+        rows = self.read(table, partition).num_rows if keys else 0
+        size = self.storage.size(keys[0]) if keys else 0
+        return Compaction(table, partition, len(keys), rows, size, 0)
 
     def _compact(self, table: LakeTable, partition: str, confirm: Callable[[], None]) -> Compaction:
         table_name = table.name
@@ -289,9 +299,7 @@ class Lake:
         self._finish_interrupted(table.name, partition, keys, confirm)
         keys = self.files(table_name, partition)
         if len(keys) <= 1:
-            rows = self.read(table_name, partition).num_rows if keys else 0
-            size = self.storage.size(keys[0]) if keys else 0
-            return Compaction(table.name, partition, len(keys), rows, size, 0)
+            return self._unmerged(table_name, partition, keys)
         merged = self.read(table_name, partition)
         before = merged.num_rows
         merged = _dedupe(merged, table).sort_by(

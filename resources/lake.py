@@ -8,7 +8,9 @@ No file a reader may be reading is overwritten or deleted on the spot. Compactio
 reprocess write their result under a new name and then hide the files it replaces by listing
 them in the partition's ``_superseded.json``; that one atomic write is the switch from the old
 set to the new. Hidden files are deleted by a later compaction once ``HIDDEN_GRACE_S`` has
-passed, so a reader that listed them first keeps working that long.
+passed, so a reader that listed them first keeps working that long. Every change of a
+partition's state is made under that partition's lock (`PartitionLocks`), so a compaction
+and a reprocess of one hour, in two processes, never lose each other's hides.
 """
 
 from __future__ import annotations
@@ -17,13 +19,15 @@ import hashlib
 import io
 import json
 import posixpath
+import threading
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, ClassVar, Protocol
 
 import duckdb
 import pyarrow as pa
@@ -65,9 +69,38 @@ def partition_of(instant: datetime) -> str:
     return f"date={utc:%Y-%m-%d}/hour={utc:%H}"
 
 
+class PartitionLocks(Protocol):
+    def hold(self, name: str) -> AbstractContextManager[Callable[[], None]]:
+        """Hold lock `name` for the body, which gets a `confirm()` that raises once the
+        lock is lost (a lease that expired); called before each state write."""
+        ...
+
+
+class ProcessLocks:
+    """One lock per name within this process: enough for threads, not for two processes
+    (a deployment's lake gets the state store's leases, `PartitionLeases`)."""
+
+    # Shared by every Lake of the process: two Lakes over one folder exclude each other.
+    _guard: ClassVar[threading.Lock] = threading.Lock()
+    _locks: ClassVar[dict[str, threading.Lock]] = {}
+
+    @contextmanager
+    def hold(self, name: str) -> Iterator[Callable[[], None]]:
+        with self._guard:
+            lock = self._locks.setdefault(name, threading.Lock())
+        with lock:
+            yield lambda: None
+
+
 class Lake:
-    def __init__(self, storage: Storage) -> None:
+    def __init__(self, storage: Storage, locks: PartitionLocks | None = None) -> None:
         self.storage = storage
+        self.locks: PartitionLocks = locks or ProcessLocks()
+
+    def _lock(self, table: str, partition: str) -> AbstractContextManager[Callable[[], None]]:
+        # Named after the lake too: two lakes sharing a state store do not wait for each other.
+        digest = hashlib.sha256(self.storage.uri("").encode()).hexdigest()[:8]
+        return self.locks.hold(f"lake:{digest}:{table}/{partition}")
 
     @staticmethod
     def table(name: str) -> LakeTable:
@@ -111,24 +144,37 @@ class Lake:
         table = self.table(table_name)
         data = _to_parquet(_to_arrow(table, list(rows)))
         key = f"{table.name}/{partition}/replaced-{uuid.uuid4().hex[:16]}.parquet"
-        self._swap(table.name, partition, self.files(table_name, partition), key, data)
+        with self._lock(table.name, partition) as confirm:
+            old = self.files(table_name, partition)
+            self._swap(table.name, partition, old, key, data, confirm)
         count = pq.read_metadata(io.BytesIO(data)).num_rows
         return WrittenFile(table.name, key, count, len(data), partition)
 
-    def _swap(self, table: str, partition: str, old: list[str], key: str, data: bytes) -> None:
+    def _swap(
+        self,
+        table: str,
+        partition: str,
+        old: list[str],
+        key: str,
+        data: bytes,
+        confirm: Callable[[], None],
+    ) -> None:
         """Show `key` (written with `data`) and hide `old`, the last step being one atomic write.
 
         1. the state names `key` hidden; 2. `key` is written; 3. the state hides `old` and no
         longer `key`. Stopped after 1 or 2, the old set is what readers see, and the orphan is
-        collected after the grace period.
+        collected after the grace period. The caller holds the partition's lock and listed
+        `old` under it; `confirm` stops the swap before a state write once the lock is lost.
         """
         hidden = self.hidden(table, partition)
         now = time.time()
         name = posixpath.basename(key)
+        confirm()
         self._write_hidden(table, partition, {**hidden, name: now})
         self.storage.write_atomic(key, data)
         hidden.pop(name, None)
         hidden.update({posixpath.basename(k): now for k in old if k != key})
+        confirm()
         self._write_hidden(table, partition, hidden)
 
     # -- visibility ---------------------------------------------------------------------
@@ -155,14 +201,22 @@ class Lake:
     ) -> list[str]:
         """Delete the partition's files hidden for longer than `grace_s`; the keys deleted."""
         table = self.table(table_name).name
-        hidden = self.hidden(table_name, partition)
+        with self._lock(table, partition) as confirm:
+            return self._collect_garbage(table, partition, grace_s, confirm)
+
+    def _collect_garbage(
+        self, table: str, partition: str, grace_s: float, confirm: Callable[[], None]
+    ) -> list[str]:
+        hidden = self.hidden(table, partition)
         now = time.time()
         expired = sorted(n for n, at in hidden.items() if now - at >= grace_s)
         if not expired:
             return []
         keys = [f"{table}/{partition}/{n}" for n in expired]
         # Deleted before they leave the state: stopped in between, the next run deletes again.
+        confirm()
         self.storage.delete(keys)
+        confirm()
         self._write_hidden(
             table, partition, {n: at for n, at in hidden.items() if n not in expired}
         )
@@ -170,21 +224,31 @@ class Lake:
 
     # -- reading ------------------------------------------------------------------------
     def files(self, table_name: str, partition: str | None = None) -> list[str]:
-        """The visible files: every Parquet file but those its partition's state hides."""
+        """The visible files: every Parquet file but those its partition's state hides.
+
+        A listing is not a snapshot (S3 pages it, a large folder is read in parts), so one
+        taken during a swap can hold a new file and miss the state written before it: the
+        first swap of an hour creates that state, and such a listing alone looks like a
+        partition with nothing hidden. A second listing, begun after the first ended, holds
+        every state written before any file the first one listed; a listing is trusted only
+        with the states that held from before it began until after that second listing.
+        """
         table = self.table(table_name).name
         where = partition or "date=*/hour=*"
         listed = self.storage.glob(f"{table}/{where}/*")
-        if not any(posixpath.basename(k) == HIDDEN_STATE for k in listed):
-            return [k for k in listed if k.endswith(".parquet")]  # nothing replaced here
+        before = self._states(table, listed)
+        if not before:
+            check = self.storage.glob(f"{table}/{where}/*")
+            if not any(posixpath.basename(k) == HIDDEN_STATE for k in check):
+                return [k for k in listed if k.endswith(".parquet")]  # nothing replaced here
+            before = self._states(table, check)
         while True:
-            # The states must hold while the files are listed: a listing taken before a
-            # swap's new file was written, filtered by the state that shows it, shows neither
-            # set. Unchanged states before and after the listing mean a consistent pair.
-            states = self._states(table, listed)
             listed = self.storage.glob(f"{table}/{where}/*")
-            if self._states(table, listed) == states:
+            after = self._states(table, self.storage.glob(f"{table}/{where}/*"))
+            if after == before:
                 break
-        hidden = {f"{d}/{n}" for d, names in states.items() for n in names}
+            before = after
+        hidden = {f"{d}/{n}" for d, names in after.items() for n in names}
         return [k for k in listed if k.endswith(".parquet") and k not in hidden]
 
     def _states(self, table: str, listed: list[str]) -> dict[str, dict[str, float]]:
@@ -213,14 +277,29 @@ class Lake:
         atomic write (`_swap`); inputs are deleted by a compaction after the grace period.
         """
         table = self.table(table_name)
-        self.collect_garbage(table_name, partition)
         keys = self.files(table_name, partition)
-        self._finish_interrupted(table.name, partition, keys)
+        if len(keys) <= 1 and not self.hidden(table.name, partition):
+            # Nothing to merge and nothing hidden to delete (most hours of a run over every
+            # hour): no lease taken. A swap after this look changes no result of this call.
+            return self._unmerged(table.name, partition, keys)
+        # Under the partition's lock from the listing to the swap: a reprocess swapping in
+        # between would be undone by this merge of the files it replaced.
+        with self._lock(table.name, partition) as confirm:
+            return self._compact(table, partition, confirm)
+
+    def _unmerged(self, table: str, partition: str, keys: list[str]) -> Compaction:
+        rows = self.read(table, partition).num_rows if keys else 0
+        size = self.storage.size(keys[0]) if keys else 0
+        return Compaction(table, partition, len(keys), rows, size, 0)
+
+    def _compact(self, table: LakeTable, partition: str, confirm: Callable[[], None]) -> Compaction:
+        table_name = table.name
+        self._collect_garbage(table_name, partition, HIDDEN_GRACE_S, confirm)
+        keys = self.files(table_name, partition)
+        self._finish_interrupted(table.name, partition, keys, confirm)
         keys = self.files(table_name, partition)
         if len(keys) <= 1:
-            rows = self.read(table_name, partition).num_rows if keys else 0
-            size = self.storage.size(keys[0]) if keys else 0
-            return Compaction(table.name, partition, len(keys), rows, size, 0)
+            return self._unmerged(table_name, partition, keys)
         merged = self.read(table_name, partition)
         before = merged.num_rows
         merged = _dedupe(merged, table).sort_by(
@@ -231,12 +310,14 @@ class Lake:
         meta = {REPLACES_KEY: json.dumps(names).encode()}
         data = _to_parquet(merged.replace_schema_metadata(meta))
         target = f"{table.name}/{partition}/compacted-{digest}.parquet"
-        self._swap(table.name, partition, keys, target, data)
+        self._swap(table.name, partition, keys, target, data, confirm)
         return Compaction(
             table.name, partition, len(keys), merged.num_rows, len(data), before - merged.num_rows
         )
 
-    def _finish_interrupted(self, table: str, partition: str, keys: list[str]) -> None:
+    def _finish_interrupted(
+        self, table: str, partition: str, keys: list[str], confirm: Callable[[], None]
+    ) -> None:
         """Hide visible files a visible compacted file already holds.
 
         Older compactions deleted their inputs after writing; one stopped in between left
@@ -252,6 +333,7 @@ class Lake:
         if stale:
             hidden = self.hidden(table, partition)
             now = time.time()
+            confirm()
             self._write_hidden(
                 table, partition, {**hidden, **{posixpath.basename(k): now for k in stale}}
             )
@@ -301,9 +383,6 @@ class Lake:
             return
         empty = table.schema.empty_table()  # noqa: F841 - read by name below
         con.execute(f"CREATE OR REPLACE TABLE {view} AS SELECT * FROM empty")
-
-    def glob_uri(self, table_name: str) -> str:
-        return self.storage.uri(f"{self.table(table_name).name}/*/*/*.parquet")
 
     def connect(self) -> duckdb.DuckDBPyConnection:
         """A DuckDB connection with one view per lake table and dimension.

@@ -87,8 +87,10 @@ class Runtime:
     @cached_property
     def lake(self) -> Lake:
         from resources.lake import Lake
+        from resources.state.partition_leases import PartitionLeases
 
-        return Lake(self.storage)
+        # Partition leases in the state store: every process writing this lake shares it.
+        return Lake(self.storage, PartitionLeases(lambda: self.store.engine, self.worker))
 
     @cached_property
     def archive(self) -> ObjectArchive:

@@ -23,7 +23,14 @@
 
 {% macro lake_table(name) -%}
   {#-
-    A FROM-clause expression reading every file of one lake table.
+    A FROM-clause expression reading the visible files of one lake table.
+
+    Compaction and reprocess write a partition's new file beside the files it replaces and
+    then list those in the partition's _superseded.json ({"hidden": {file: unix time}});
+    hidden files stay on disk for an hour for the readers that listed them. The expression
+    reads every Parquet file with its name and drops the rows of the files any state lists,
+    so a model counts each row once, as `catlas sql` does. Both globs are expanded when the
+    query runs: a view sees later swaps, and read_text() of no state file is no row.
 
     The source() call only records lineage (the model depends on source lake.<name>); the
     relation it returns is not used. At run time a table with no files yet reads as an empty,
@@ -36,8 +43,21 @@
   {%- if execute and not lake_has_files(pattern) -%}
     {{- return(lake_empty_table(name, 'lake')) -}}
   {%- endif -%}
+  {%- set files = "read_parquet(" ~ lake_quote(pattern) ~ ", hive_partitioning = true, union_by_name = true, filename = true)" -%}
   {{- return(
-      "read_parquet(" ~ lake_quote(pattern) ~ ", hive_partitioning = true, union_by_name = true)"
+      "(select * exclude (filename) from " ~ files
+      ~ " where filename not in (" ~ lake_hidden_files(name) ~ "))"
+  ) -}}
+{%- endmacro %}
+
+
+{% macro lake_hidden_files(name) -%}
+  {#- A query of the paths of one table's hidden files, spelled as read_parquet names them. -#}
+  {%- set states = lake_quote(lake_root() ~ '/' ~ name ~ '/*/*/_superseded.json') -%}
+  {{- return(
+      "select parse_dirpath(filename) || '/' || hidden_file from ("
+      ~ "select filename, unnest(json_keys(content::json, '$.hidden')) as hidden_file"
+      ~ " from read_text(" ~ states ~ "))"
   ) -}}
 {%- endmacro %}
 

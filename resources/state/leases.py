@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from sqlalchemy import Engine, and_, insert, or_, select, update
+from sqlalchemy import Engine, and_, delete, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from resources.state.schema import task_leases
@@ -66,6 +66,29 @@ class Leases:
                 update(task_leases)
                 .where(task_leases.c.name == name, task_leases.c.holder == holder)
                 .values(**values)
+            )
+
+    def renew(self, name: str, holder: str, *, now: datetime, ttl_s: int) -> bool:
+        """Extend `holder`'s unexpired lease; False once it expired or another holder has it."""
+        with self.engine.begin() as conn:
+            result = conn.execute(
+                update(task_leases)
+                .where(
+                    task_leases.c.name == name,
+                    task_leases.c.holder == holder,
+                    task_leases.c.expires_at > now,
+                )
+                .values(expires_at=now + timedelta(seconds=ttl_s))
+            )
+        return result.rowcount == 1
+
+    def drop(self, name: str, holder: str) -> None:
+        """Release a one-off lease by deleting its row (no completion to remember)."""
+        with self.engine.begin() as conn:
+            conn.execute(
+                delete(task_leases).where(
+                    task_leases.c.name == name, task_leases.c.holder == holder
+                )
             )
 
     def get(self, name: str) -> dict[str, object] | None:

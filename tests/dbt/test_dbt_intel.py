@@ -7,10 +7,12 @@ computed in local time instead of UTC shows up as a wrong count.
 
 from __future__ import annotations
 
+import logging
 import os
+import secrets
 import subprocess
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -116,13 +118,16 @@ def write(lake: Lake, table: str, rows: Iterable[Mapping[str, Any]], batch_id: s
     assert lake.write_rows(table, list(rows), batch_id=batch_id)
 
 
-def dbt(command: str, tmp_path: Path, lake_root: Path) -> subprocess.CompletedProcess[str]:
+def dbt(
+    command: str, tmp_path: Path, lake_root: Path | str, **extra_env: str
+) -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
         "DO_NOT_TRACK": "1",
         "TZ": "Asia/Tokyo",
         "CATLAS_LAKE_URL": str(lake_root),
         "CATLAS_DBT_DUCKDB_PATH": str(tmp_path / "x.duckdb"),
+        **extra_env,
     }
     return subprocess.run(
         [
@@ -233,6 +238,75 @@ def test_a_lake_without_files_builds_empty_models(tmp_path: Path) -> None:
 
     assert query(tmp_path, "select count(*) from fct_changes_daily") == [(0,)]
     assert query(tmp_path, "select count(*) from stg_observations") == [(0,)]
+
+
+AWS_ENV = {
+    "AWS_ACCESS_KEY_ID": "test",
+    "AWS_SECRET_ACCESS_KEY": "test",
+    "AWS_DEFAULT_REGION": "us-east-1",
+}
+
+
+@pytest.fixture(scope="module")
+def s3_endpoint() -> Iterator[str]:
+    """A local S3-compatible server (moto's, over real HTTP), credentials in the environment."""
+    from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in AWS_ENV.items():
+            patch.setenv(name, value)
+        server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+        server.start()
+        try:
+            host, port = server.get_host_and_port()
+            yield f"http://{host}:{port}"
+        finally:
+            server.stop()
+
+
+@pytest.fixture(params=["local", "s3"])
+def swap_lake(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[Lake, dict[str, str]]:
+    """A lake and the environment dbt reads it with: a local folder or a bucket on S3."""
+    if request.param == "local":
+        return Lake(Storage(str(tmp_path / "lake"))), {}
+    endpoint = request.getfixturevalue("s3_endpoint")
+    bucket = f"catlas-{secrets.token_hex(6)}"
+    Storage(f"s3://{bucket}", s3_endpoint_url=endpoint).fs.mkdir(bucket)
+    lake = Lake(Storage(f"s3://{bucket}/lake", s3_endpoint_url=endpoint))
+    return lake, {"CATLAS_DBT_TARGET": "s3", "CATLAS_S3_ENDPOINT_URL": endpoint}
+
+
+def test_files_hidden_by_a_reprocess_or_a_compaction_are_read_by_no_model(
+    swap_lake: tuple[Lake, dict[str, str]], tmp_path: Path
+) -> None:
+    lake, env = swap_lake
+    hour8, hour10 = "date=2026-01-05/hour=08", "date=2026-01-05/hour=10"
+    write(lake, "changes", CHANGES, "b1")
+    write(lake, "changes", CHANGES[:1], "b2")  # the same change again, merged by compaction
+    write(lake, "snapshots", [snapshot("snp_old", at(5, 8, 15), 1)], "b1")
+    # Reprocess: hour 08's change gets new ids; hour 10's is gone.
+    lake.replace_partition("changes", hour8, [change("chg_a2", at(5, 8, 20), significance=0.8)])
+    lake.replace_partition("changes", hour10, [])
+    lake.replace_partition("snapshots", hour8, [snapshot("snp_new", at(5, 8, 15), 2)])
+    lake.compact("changes", "date=2026-01-05/hour=23")
+    write(lake, "changes", [change("chg_f", at(5, 8, 40))], "b3")  # a flush after the swap
+    lake.compact("changes", hour8)
+    # Every replaced file is still on disk, hidden.
+    assert len(lake.storage.glob("changes/*/*/*.parquet")) > len(lake.files("changes"))
+    with lake.connect() as con:
+        expected = sorted(con.execute("select change_id from changes").fetchall())
+    assert [c for (c,) in expected] == ["chg_a2", "chg_b", "chg_d", "chg_e", "chg_f"]
+
+    ok(dbt("build", tmp_path, lake.storage.url, **env))
+
+    assert sorted(query(tmp_path, "select change_id from stg_changes")) == expected
+    assert query(tmp_path, "select snapshot_id, version from stg_snapshots") == [("snp_new", 2)]
+    assert query(
+        tmp_path,
+        "select surface, kind, change_count, max_significance from fct_changes_daily "
+        "where change_date = '2026-01-05' order by all",
+    ) == [("careers", "meaningful", 3, 0.8)]
 
 
 DUCKDB_TYPES = {

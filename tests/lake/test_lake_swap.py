@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import threading
 import time
 from collections.abc import Iterator
@@ -13,6 +14,8 @@ import pytest
 
 from resources import lake as lake_module
 from resources.lake import HIDDEN_STATE, Lake
+from resources.state.partition_leases import PartitionLeases
+from resources.state.store import StateStore
 from resources.storage import Storage
 
 HOUR = "date=2026-01-05/hour=08"
@@ -177,3 +180,92 @@ def test_hidden_files_stay_for_the_grace_period(lake: Lake) -> None:
     assert lake.collect_garbage("snapshots", HOUR, grace_s=0) == flushes
     assert not any(lake.storage.exists(k) for k in flushes)
     assert count(lake) == 4
+
+
+def test_concurrent_compaction_and_reprocess_of_one_hour_lose_and_double_nothing(
+    lake: Lake, database_url: str
+) -> None:
+    """Two writers as two processes would be: own Lake, own store connection, one database."""
+    stores = [StateStore.open(database_url), StateStore.open(database_url)]
+    compactor, reprocessor = (
+        Lake(
+            Storage(lake.storage.url, s3_endpoint_url=_endpoint(lake)),
+            PartitionLeases(lambda s=store: s.engine, f"host:{n}"),  # type: ignore[misc]
+        )
+        for n, store in enumerate(stores)
+    )
+    ids = [f"s{i}" for i in range(6)]
+
+    def generation(number: int, of: list[str]) -> list[dict[str, Any]]:
+        return [{**snapshot(i, n), "version": number} for n, i in enumerate(of)]
+
+    reprocessor.write_rows("snapshots", generation(0, ids), batch_id="fl_0")
+    rounds = 6
+    done = threading.Event()
+    errors: list[BaseException] = []
+
+    def compact_loop() -> None:
+        try:
+            while not done.is_set():
+                compactor.compact("snapshots", HOUR)
+                time.sleep(random.uniform(0, 0.03))  # a schedule's pause: the lock is free
+        except BaseException as exc:  # the test reports any failure
+            errors.append(exc)
+
+    thread = threading.Thread(target=compact_loop)
+    thread.start()
+    try:
+        for number in range(1, rounds + 1):
+            # A reprocess of the hour, then a flush of the rest of its rows: two files to merge.
+            reprocessor.replace_partition("snapshots", HOUR, generation(number, ids[:3]))
+            reprocessor.write_rows("snapshots", generation(number, ids[3:]), f"fl_{number}")
+    finally:
+        done.set()
+        thread.join(timeout=120)
+    assert errors == []
+    compactor.compact("snapshots", HOUR)
+
+    con = lake.connect()
+    try:
+        found = con.execute("SELECT snapshot_id, version FROM snapshots ORDER BY 1").fetchall()
+    finally:
+        con.close()
+    assert found == [(i, rounds) for i in ids]
+    for store in stores:
+        store.engine.dispose()
+
+
+def _endpoint(lake: Lake) -> str:
+    options = getattr(lake.storage.fs, "client_kwargs", None) or {}
+    return str(options.get("endpoint_url", ""))
+
+
+@pytest.mark.parametrize("torn_call", [0, 1, 2, 3])
+@pytest.mark.parametrize("other_hour_swapped", [False, True])
+def test_a_listing_that_missed_a_first_swaps_state_shows_no_mixed_set(
+    lake: Lake, monkeypatch: pytest.MonkeyPatch, torn_call: int, other_hour_swapped: bool
+) -> None:
+    """A listing is no snapshot: one taken during the first swap of an hour can hold the new
+    file and miss the state written before it (a page of an S3 listing fetched earlier)."""
+    lake.write_rows("snapshots", rows("old", 3), batch_id="fl_a")
+    lake.write_rows("snapshots", rows("old", 3), batch_id="fl_b")
+    if other_hour_swapped:
+        later = [{**r, "captured_at": r["captured_at"] + timedelta(hours=1)} for r in rows("o", 2)]
+        lake.write_rows("snapshots", later, batch_id="fl_c")
+        lake.replace_partition("snapshots", "date=2026-01-05/hour=09", later)
+    written = lake.replace_partition("snapshots", HOUR, rows("new", 4))
+    state = f"snapshots/{HOUR}/{HIDDEN_STATE}"
+    glob = lake.storage.glob
+    calls = 0
+
+    def torn_glob(pattern: str) -> list[str]:
+        nonlocal calls
+        calls += 1
+        listed = glob(pattern)
+        return [k for k in listed if k != state] if calls == torn_call + 1 else listed
+
+    monkeypatch.setattr(lake.storage, "glob", torn_glob)
+    for where in (HOUR, None):
+        calls = 0
+        hour_files = [k for k in lake.files("snapshots", where) if f"/{HOUR}/" in k]
+        assert hour_files == [written.key]

@@ -12,12 +12,13 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import (
     Connection,
     Engine,
     and_,
+    bindparam,
     create_engine,
     delete,
     event,
@@ -395,6 +396,50 @@ class StateStore:
             self._open_review(conn, item, now)
         return True
 
+    def apply_runs(self, conn: Connection, runs: Sequence[RunWrites]) -> list[bool]:
+        """`apply_run` for each of `runs` inside the caller's transaction, in a few
+        statements: which claims still stand is read once (their rows locked on
+        PostgreSQL; the caller's write lock holds SQLite), then the sensor rows are updated
+        with one executemany per set of columns and the outbox rows inserted with one.
+        A run whose claim was lost writes nothing (False), as alone."""
+        if any("url" in run.sensor_update for run in runs):
+            # A move is settled against the other sensors' URLs, run after run.
+            return [self.apply_run(conn, **_run_fields(run)) for run in runs]
+        ids = sorted({run.sensor_id for run in runs})
+        claims = select(sensors.c.id, sensors.c.claimed_by).where(sensors.c.id.in_(ids))
+        if self.is_postgres:
+            claims = claims.order_by(sensors.c.id).with_for_update()  # in id order: no deadlock
+        holder = dict(conn.execute(claims).tuples().all())
+        applied = [holder.get(run.sensor_id) == run.worker for run in runs]
+        by_columns: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+        for run, ok in zip(runs, applied, strict=True):
+            if ok:
+                values = {k: without_nul(v) for k, v in run.sensor_update.items()}
+                params = {**values, "b_id": run.sensor_id, "b_worker": run.worker}
+                by_columns.setdefault(tuple(sorted(values)), []).append(params)
+        for params in by_columns.values():
+            conn.execute(
+                update(sensors).where(
+                    sensors.c.id == bindparam("b_id"),
+                    sensors.c.claimed_by == bindparam("b_worker"),
+                ),
+                params,
+            )
+        kept = [run for run, ok in zip(runs, applied, strict=True) if ok]
+        outbox = [
+            {"run_id": r.run_id, "payload": _jsonable(r.lake_rows), "created_at": r.now}
+            for r in kept
+            if r.lake_rows
+        ]
+        if outbox:
+            conn.execute(insert(lake_outbox), outbox)
+        for run in kept:
+            for entry in run.inbox:
+                add_to_inbox(conn, entry)
+            for item in run.review:
+                self._open_review(conn, item, run.now)
+        return applied
+
     def _settle_move(
         self,
         conn: Connection,
@@ -646,6 +691,40 @@ def _is_duplicate(exc: IntegrityError) -> bool:
     """A unique-key violation (PostgreSQL SQLSTATE 23505, SQLite's UNIQUE message)."""
     orig = exc.orig
     return getattr(orig, "sqlstate", None) == "23505" or "UNIQUE constraint failed" in str(orig)
+
+
+class RunWrites(Protocol):
+    """What `apply_runs` reads of one run (group_commit.RunCommit has it)."""
+
+    @property
+    def sensor_id(self) -> int: ...
+    @property
+    def worker(self) -> str: ...
+    @property
+    def sensor_update(self) -> Mapping[str, Any]: ...
+    @property
+    def run_id(self) -> str: ...
+    @property
+    def lake_rows(self) -> Mapping[str, list[Row]]: ...
+    @property
+    def inbox(self) -> Sequence[InboxEntry]: ...
+    @property
+    def review(self) -> Sequence[ReviewItem]: ...
+    @property
+    def now(self) -> datetime: ...
+
+
+def _run_fields(run: RunWrites) -> dict[str, Any]:
+    return {
+        "sensor_id": run.sensor_id,
+        "worker": run.worker,
+        "sensor_update": run.sensor_update,
+        "run_id": run.run_id,
+        "lake_rows": run.lake_rows,
+        "inbox": run.inbox,
+        "review": run.review,
+        "now": run.now,
+    }
 
 
 def _jsonable(value: Any) -> Any:

@@ -28,7 +28,7 @@ from catlas_assets.errors import StorageError
 _TMP_PID = re.compile(r"~(?P<pid>\d+)\.[0-9a-f]{8}\.tmp$")
 # Threads that flush one batch's files at once: fdatasync waits on the disk, not the CPU,
 # and concurrent flushes share the journal's commits (one after the other, each waits alone).
-_SYNC_THREADS = 8
+_SYNC_THREADS = 32
 _sync_pool: tuple[int, ThreadPoolExecutor] | None = None
 _sync_pool_lock = threading.Lock()
 

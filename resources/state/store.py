@@ -8,6 +8,7 @@ transaction that holds the single write lock while it selects and stamps the bat
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
@@ -107,6 +108,12 @@ class StateStore:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self.is_postgres = engine.dialect.name == "postgresql"
+        # SQLite has one writer at a time, and a BEGIN IMMEDIATE that finds the file locked
+        # sleeps in SQLite's busy handler (1 ms, then longer, up to 100 ms per try) however
+        # soon the holder commits. This process's writers (threads of a tick: group commits,
+        # budget reservations) queue here instead, each woken the moment the last one ends;
+        # other processes still meet the busy timeout. Re-entrant: a nested one is as before.
+        self._sqlite_writer = threading.RLock()
 
     @classmethod
     def open(cls, url: str, *, auto_create: bool = True) -> StateStore:
@@ -124,9 +131,12 @@ class StateStore:
     # -- transactions ---------------------------------------------------------------------
     @contextmanager
     def transaction(self, *, write_lock: bool = False) -> Iterator[Connection]:
-        with self.engine.connect() as conn:
-            if write_lock and not self.is_postgres:
-                conn.info["begin_mode"] = "IMMEDIATE"
+        if not write_lock or self.is_postgres:
+            with self.engine.connect() as conn, conn.begin():
+                yield conn
+            return
+        with self._sqlite_writer, self.engine.connect() as conn:
+            conn.info["begin_mode"] = "IMMEDIATE"
             with conn.begin():
                 yield conn
 

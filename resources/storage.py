@@ -29,6 +29,7 @@ _TMP_PID = re.compile(r"~(?P<pid>\d+)\.[0-9a-f]{8}\.tmp$")
 # Threads that flush one batch's files at once: fdatasync waits on the disk, not the CPU,
 # and concurrent flushes share the journal's commits (one after the other, each waits alone).
 _SYNC_THREADS = 32
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL
 _sync_pool: tuple[int, ThreadPoolExecutor] | None = None
 _sync_pool_lock = threading.Lock()
 
@@ -123,11 +124,14 @@ class Storage:
             for key, data in items:
                 path = self._path(key)
                 directory = os.path.dirname(path)
-                os.makedirs(directory, exist_ok=True)
                 tmp = os.path.join(
                     directory, f".{os.path.basename(path)}.{owner}.{secrets.token_hex(4)}.tmp"
                 )
-                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                try:
+                    fd = os.open(tmp, _CREATE, 0o644)
+                except FileNotFoundError:  # the folder's first object (one syscall otherwise)
+                    os.makedirs(directory, exist_ok=True)
+                    fd = os.open(tmp, _CREATE, 0o644)
                 written.append((tmp, path, fd))
                 _write_all(fd, data)
             # fdatasync flushes the bytes and the size a reader needs, not the times: the
@@ -180,6 +184,8 @@ class Storage:
         return data
 
     def exists(self, key: str) -> bool:
+        if not self.is_s3:
+            return os.path.exists(self._path(key))  # one stat, not fsspec's info dict
         with self._io():
             return bool(self.fs.exists(self._path(key)))
 

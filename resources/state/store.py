@@ -76,7 +76,7 @@ def _create_engine(url: str, parsed: URL) -> Engine:
                 raise StorageError(
                     f"cannot create the state database {database}: {folder} - {exc.strerror}"
                 ) from None
-        engine = create_engine(url, connect_args={"timeout": 30})
+        engine = create_engine(url, connect_args={"timeout": 30}, json_serializer=_to_json)
 
         @event.listens_for(engine, "connect")
         def _sqlite_setup(dbapi_connection: Any, _record: Any) -> None:
@@ -100,7 +100,7 @@ def _create_engine(url: str, parsed: URL) -> Engine:
 
         return engine
     if parsed.get_backend_name() == "postgresql":
-        return create_engine(url, pool_pre_ping=True)
+        return create_engine(url, pool_pre_ping=True, json_serializer=_to_json)
     raise StorageError(f"CATLAS_DATABASE_URL: unsupported database {parsed.get_backend_name()!r}")
 
 
@@ -397,7 +397,7 @@ class StateStore:
         if lake_rows:
             conn.execute(
                 insert(lake_outbox).values(
-                    run_id=run_id, payload=_jsonable(lake_rows), created_at=now
+                    run_id=run_id, payload=json_text(lake_rows), created_at=now
                 )
             )
         for entry in inbox:
@@ -437,7 +437,7 @@ class StateStore:
             )
         kept = [run for run, ok in zip(runs, applied, strict=True) if ok]
         outbox = [
-            {"run_id": r.run_id, "payload": _jsonable(r.lake_rows), "created_at": r.now}
+            {"run_id": r.run_id, "payload": json_text(r.lake_rows), "created_at": r.now}
             for r in kept
             if r.lake_rows
         ]
@@ -735,6 +735,24 @@ def _run_fields(run: RunWrites) -> dict[str, Any]:
         "review": run.review,
         "now": run.now,
     }
+
+
+class JsonText(str):
+    """A value already serialised to JSON: a JSON column stores this text as it is."""
+
+
+def _to_json(value: Any) -> str:
+    # The engines' JSON serialiser: SQLAlchemy's default (json.dumps), except for JsonText.
+    return value if isinstance(value, JsonText) else json.dumps(value)
+
+
+def json_text(value: Any) -> JsonText:
+    """`value` for a JSON column, serialised once (a run's lake rows are the largest values
+    a commit writes): the same text as `_jsonable` then the column's own json.dumps."""
+    text = json.dumps(value, default=_default)
+    if "\\u0000" in text:
+        text = json.dumps(without_nul(json.loads(text)))
+    return JsonText(text)
 
 
 def _jsonable(value: Any) -> Any:

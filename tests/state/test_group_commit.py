@@ -128,3 +128,32 @@ def test_runs_with_different_columns_each_get_their_own_values(
     assert [r["etag"] for r in rows] == [None, '"v2"', None, 'W/"xy"']
     assert all(r["claimed_by"] is None for r in rows)
     assert store.outbox_size() == 3  # the lost run's and the row-less run's are not there
+
+
+def test_lake_rows_reach_the_outbox_as_plain_json_without_nul(
+    store: StateStore, company_id: int, add_sensor: SensorFactory
+) -> None:
+    ids = _claim(store, add_sensor, 2)
+    rows = {
+        "observations": [
+            {"observation_id": "obs_1", "fetched_at": NOW, "title": "Jobs\x00 at Acme"},
+            {"observation_id": "obs_2", "fetched_at": NOW, "headers": {"etag": '"é"'}},
+        ]
+    }
+    runs = [
+        RunCommit(
+            sensor_id=i, worker="w1", sensor_update={"claimed_by": None}, run_id="run_1",
+            lake_rows=rows, now=NOW,
+        )
+        for i in ids
+    ]  # fmt: skip
+    assert commit_runs(store, runs) == [True, True]
+
+    [(_, payloads)] = store.take_outbox("flush_1")
+    expected = {
+        "observations": [
+            {"observation_id": "obs_1", "fetched_at": NOW.isoformat(), "title": "Jobs at Acme"},
+            {"observation_id": "obs_2", "fetched_at": NOW.isoformat(), "headers": {"etag": '"é"'}},
+        ]
+    }
+    assert payloads == [expected, expected]

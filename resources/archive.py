@@ -6,6 +6,7 @@ content is stored once and an object is never rewritten; objects are zstd-compre
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import zstandard
@@ -29,12 +30,21 @@ class ObjectArchive:
         self.storage = storage
 
     def put(self, data: bytes) -> StoredObject:
-        key = archive_key(data)
-        if self.storage.exists(key):
-            return StoredObject(key, 0)
-        compressed = zstandard.ZstdCompressor(level=LEVEL).compress(data)
-        self.storage.write_atomic(key, compressed)
-        return StoredObject(key, len(compressed))
+        return self.put_keyed({archive_key(data): data})[0]
+
+    def put_keyed(self, objects: Mapping[str, bytes]) -> list[StoredObject]:
+        """Store objects already named by `archive_key` (the pipeline names them when it
+        makes them: not hashed again), made durable together (`write_many_atomic`)."""
+        stored, writes = [], []
+        for key, data in objects.items():
+            if self.storage.exists(key):
+                stored.append(StoredObject(key, 0))
+                continue
+            compressed = zstandard.ZstdCompressor(level=LEVEL).compress(data)
+            writes.append((key, compressed))
+            stored.append(StoredObject(key, len(compressed)))
+        self.storage.write_many_atomic(writes)
+        return stored
 
     def exists(self, key: str) -> bool:
         return self.storage.exists(key)

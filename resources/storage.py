@@ -11,8 +11,10 @@ import os
 import re
 import secrets
 import socket
+import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,38 @@ from fsspec.implementations.local import LocalFileSystem
 from catlas_assets.errors import StorageError
 
 _TMP_PID = re.compile(r"~(?P<pid>\d+)\.[0-9a-f]{8}\.tmp$")
+# Threads that flush one batch's files at once: fdatasync waits on the disk, not the CPU,
+# and concurrent flushes share the journal's commits (one after the other, each waits alone).
+_SYNC_THREADS = 32
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+_sync_pool: tuple[int, ThreadPoolExecutor] | None = None
+_sync_pool_lock = threading.Lock()
+
+
+def _pool() -> ThreadPoolExecutor:
+    """The flush threads of this process (a forked child makes its own: it has none)."""
+    global _sync_pool
+    with _sync_pool_lock:
+        if _sync_pool is None or _sync_pool[0] != os.getpid():
+            _sync_pool = (os.getpid(), ThreadPoolExecutor(_SYNC_THREADS, "catlas-fsync"))
+        return _sync_pool[1]
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _sync_all(fds: list[int]) -> None:
+    if len(fds) == 1:
+        os.fdatasync(fds[0])
+    elif fds:
+        # Every flush is waited for; the first error, if any, is raised.
+        pool = _pool()
+        futures = [pool.submit(os.fdatasync, fd) for fd in fds]
+        for future in futures:
+            future.result()
 
 
 class Storage:
@@ -70,30 +104,50 @@ class Storage:
             raise StorageError(f"cannot write to the lake at {self.url}: {exc}") from None
 
     def write_atomic(self, key: str, data: bytes) -> None:
-        path = self._path(key)
+        self.write_many_atomic([(key, data)])
+
+    def write_many_atomic(self, items: Sequence[tuple[str, bytes]]) -> None:
+        """Write several objects, each atomically, made durable together: every temp file
+        is written, then all are flushed at once (a small thread pool: the disk's journal
+        commits concurrent flushes together), then renamed. No object becomes visible under
+        its name before its bytes are durable, so a content-addressed key that exists after
+        a crash holds its whole object (a later put that finds it skips the write)."""
         if self.is_s3:
             with self._io():
-                self.fs.pipe_file(path, data)
+                for key, data in items:
+                    self.fs.pipe_file(self._path(key), data)
             return
-        directory = os.path.dirname(path)
-        os.makedirs(directory, exist_ok=True)
         # The writer's host and pid in the name: a later worker can tell a dead one's leftover.
         owner = f"{socket.gethostname()}~{os.getpid()}"
-        tmp = os.path.join(
-            directory, f".{os.path.basename(path)}.{owner}.{secrets.token_hex(4)}.tmp"
-        )
+        written: list[tuple[str, str, int]] = []  # (temp, final path, open descriptor)
         try:
-            with open(tmp, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                # fdatasync flushes the bytes and the size a reader needs, not the times: the
-                # object is as durable before the rename, at one journal write less per object.
-                os.fdatasync(handle.fileno())
-            os.replace(tmp, path)
+            for key, data in items:
+                path = self._path(key)
+                directory = os.path.dirname(path)
+                tmp = os.path.join(
+                    directory, f".{os.path.basename(path)}.{owner}.{secrets.token_hex(4)}.tmp"
+                )
+                try:
+                    fd = os.open(tmp, _CREATE, 0o644)
+                except FileNotFoundError:  # the folder's first object (one syscall otherwise)
+                    os.makedirs(directory, exist_ok=True)
+                    fd = os.open(tmp, _CREATE, 0o644)
+                written.append((tmp, path, fd))
+                _write_all(fd, data)
+            # fdatasync flushes the bytes and the size a reader needs, not the times: the
+            # object is as durable before the rename, at one journal write less per object.
+            _sync_all([fd for _, _, fd in written])
         except BaseException:
-            with contextlib.suppress(OSError):  # a full disk: the half-written file goes
-                os.remove(tmp)
+            for tmp, _, fd in written:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+                with contextlib.suppress(OSError):  # a full disk: the half-written file goes
+                    os.remove(tmp)
             raise
+        for _, _, fd in written:
+            os.close(fd)
+        for tmp, path, _ in written:
+            os.replace(tmp, path)
 
     def stale_tmp_files(self, alive: Callable[[int], bool], max_age_s: float) -> list[str]:
         """Temp files of writes that never finished: written by a process of this host that
@@ -130,6 +184,8 @@ class Storage:
         return data
 
     def exists(self, key: str) -> bool:
+        if not self.is_s3:
+            return os.path.exists(self._path(key))  # one stat, not fsspec's info dict
         with self._io():
             return bool(self.fs.exists(self._path(key)))
 

@@ -162,7 +162,7 @@ def _observe(
         )
         result.sensor_update = _unchanged_update(sensor, fetched, now, policy, rng)
         return result
-    digest = sha256_hex(fetched.body)
+    digest = fetched.body_sha256
     try:
         raw = raw_hash(sensor, fetched, digest)
         if raw == sensor.raw_hash and sensor.normalized_hash is not None:
@@ -187,7 +187,7 @@ def needs_parse(sensor: SensorState, fetched: Fetched) -> bool:
     if _left_domain(sensor, fetched):
         return False
     try:
-        raw = raw_hash(sensor, fetched, sha256_hex(fetched.body))
+        raw = raw_hash(sensor, fetched, fetched.body_sha256)
     except CatlasError:
         return False  # an unknown connector fails without a parse
     # As `_observe`: the same bytes skip the parse only when the sensor keeps their hashes.

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 from catlas_assets.domain.vocabulary import FailureClass, SensorStatus
@@ -72,6 +74,12 @@ class Fetched:
     @property
     def content_type(self) -> str:
         return self.headers.get("content-type", "")
+
+    @cached_property
+    def body_sha256(self) -> str:
+        """The body's SHA-256 (hex), hashed once: the parse decision, `observe` and the
+        archive key all need it, and a pickled copy (the parser process) carries it along."""
+        return hashlib.sha256(self.body).hexdigest()
 
 
 @dataclass(frozen=True)

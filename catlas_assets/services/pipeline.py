@@ -105,9 +105,11 @@ async def run_sensor(
         fetched, observed = _crashed(runtime, sensor, run_id, rng, exc)
     now = runtime.clock.now()
     stored = 0
-    for data in observed.objects.values():
-        # Both name the object with domain.content_address.archive_key: the keys agree.
-        stored += (await asyncio.to_thread(runtime.archive.put, data)).new_bytes
+    if observed.objects:
+        # Named by domain.content_address.archive_key in `observe`; written, then made
+        # durable together, before the commit below refers to them.
+        puts = await asyncio.to_thread(runtime.archive.put_keyed, observed.objects)
+        stored = sum(p.new_bytes for p in puts)
     failure_class = (
         observed.failure_class
         or fetched.failure_class

@@ -1,8 +1,8 @@
 """Several sensor runs committed in one transaction, with the same guarantees as one.
 
-Each run's writes (its sensor row, outbox rows, inbox, review) are applied in order inside
-one transaction; a run whose claim was lost writes nothing and is reported as not
-committed, the others go on. What many runs add to the same few rows is summed first and
+Each run's writes (its sensor row, outbox rows, inbox, review) are applied inside one
+transaction, in a few statements for the whole group (`StateStore.apply_runs`); a run
+whose claim was lost writes nothing and is reported as not committed, the others go on. What many runs add to the same few rows is summed first and
 written once per group: the cost ledger (per day, company and connector) and the
 connector stats (one read-modify-write per connector). Those rows are written in a fixed
 order, so two PostgreSQL workers committing groups at once cannot deadlock on them.
@@ -53,20 +53,7 @@ def commit_runs(store: StateStore, runs: Sequence[RunCommit]) -> list[bool]:
     if not runs:
         return []
     with store.transaction(write_lock=True) as conn:
-        applied = [
-            store.apply_run(
-                conn,
-                sensor_id=run.sensor_id,
-                worker=run.worker,
-                sensor_update=run.sensor_update,
-                run_id=run.run_id,
-                lake_rows=run.lake_rows,
-                inbox=run.inbox,
-                review=run.review,
-                now=run.now,
-            )
-            for run in runs
-        ]
+        applied = store.apply_runs(conn, runs)
         kept = [run for run, ok in zip(runs, applied, strict=True) if ok]
         for charge in merged_charges([r.ledger for r in kept if r.ledger is not None]):
             store.charge(conn, charge)

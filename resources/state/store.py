@@ -8,16 +8,18 @@ transaction that holds the single write lock while it selects and stamps the bat
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import (
     Connection,
     Engine,
     and_,
+    bindparam,
     create_engine,
     delete,
     event,
@@ -74,7 +76,7 @@ def _create_engine(url: str, parsed: URL) -> Engine:
                 raise StorageError(
                     f"cannot create the state database {database}: {folder} - {exc.strerror}"
                 ) from None
-        engine = create_engine(url, connect_args={"timeout": 30})
+        engine = create_engine(url, connect_args={"timeout": 30}, json_serializer=_to_json)
 
         @event.listens_for(engine, "connect")
         def _sqlite_setup(dbapi_connection: Any, _record: Any) -> None:
@@ -98,7 +100,7 @@ def _create_engine(url: str, parsed: URL) -> Engine:
 
         return engine
     if parsed.get_backend_name() == "postgresql":
-        return create_engine(url, pool_pre_ping=True)
+        return create_engine(url, pool_pre_ping=True, json_serializer=_to_json)
     raise StorageError(f"CATLAS_DATABASE_URL: unsupported database {parsed.get_backend_name()!r}")
 
 
@@ -106,6 +108,12 @@ class StateStore:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self.is_postgres = engine.dialect.name == "postgresql"
+        # SQLite has one writer at a time, and a BEGIN IMMEDIATE that finds the file locked
+        # sleeps in SQLite's busy handler (1 ms, then longer, up to 100 ms per try) however
+        # soon the holder commits. This process's writers (threads of a tick: group commits,
+        # budget reservations) queue here instead, each woken the moment the last one ends;
+        # other processes still meet the busy timeout. Re-entrant: a nested one is as before.
+        self._sqlite_writer = threading.RLock()
 
     @classmethod
     def open(cls, url: str, *, auto_create: bool = True) -> StateStore:
@@ -123,9 +131,12 @@ class StateStore:
     # -- transactions ---------------------------------------------------------------------
     @contextmanager
     def transaction(self, *, write_lock: bool = False) -> Iterator[Connection]:
-        with self.engine.connect() as conn:
-            if write_lock and not self.is_postgres:
-                conn.info["begin_mode"] = "IMMEDIATE"
+        if not write_lock or self.is_postgres:
+            with self.engine.connect() as conn, conn.begin():
+                yield conn
+            return
+        with self._sqlite_writer, self.engine.connect() as conn:
+            conn.info["begin_mode"] = "IMMEDIATE"
             with conn.begin():
                 yield conn
 
@@ -386,7 +397,7 @@ class StateStore:
         if lake_rows:
             conn.execute(
                 insert(lake_outbox).values(
-                    run_id=run_id, payload=_jsonable(lake_rows), created_at=now
+                    run_id=run_id, payload=json_text(lake_rows), created_at=now
                 )
             )
         for entry in inbox:
@@ -394,6 +405,50 @@ class StateStore:
         for item in review:
             self._open_review(conn, item, now)
         return True
+
+    def apply_runs(self, conn: Connection, runs: Sequence[RunWrites]) -> list[bool]:
+        """`apply_run` for each of `runs` inside the caller's transaction, in a few
+        statements: which claims still stand is read once (their rows locked on
+        PostgreSQL; the caller's write lock holds SQLite), then the sensor rows are updated
+        with one executemany per set of columns and the outbox rows inserted with one.
+        A run whose claim was lost writes nothing (False), as alone."""
+        if any("url" in run.sensor_update for run in runs):
+            # A move is settled against the other sensors' URLs, run after run.
+            return [self.apply_run(conn, **_run_fields(run)) for run in runs]
+        ids = sorted({run.sensor_id for run in runs})
+        claims = select(sensors.c.id, sensors.c.claimed_by).where(sensors.c.id.in_(ids))
+        if self.is_postgres:
+            claims = claims.order_by(sensors.c.id).with_for_update()  # in id order: no deadlock
+        holder = dict(conn.execute(claims).tuples().all())
+        applied = [holder.get(run.sensor_id) == run.worker for run in runs]
+        by_columns: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+        for run, ok in zip(runs, applied, strict=True):
+            if ok:
+                values = {k: without_nul(v) for k, v in run.sensor_update.items()}
+                params = {**values, "b_id": run.sensor_id, "b_worker": run.worker}
+                by_columns.setdefault(tuple(sorted(values)), []).append(params)
+        for params in by_columns.values():
+            conn.execute(
+                update(sensors).where(
+                    sensors.c.id == bindparam("b_id"),
+                    sensors.c.claimed_by == bindparam("b_worker"),
+                ),
+                params,
+            )
+        kept = [run for run, ok in zip(runs, applied, strict=True) if ok]
+        outbox = [
+            {"run_id": r.run_id, "payload": json_text(r.lake_rows), "created_at": r.now}
+            for r in kept
+            if r.lake_rows
+        ]
+        if outbox:
+            conn.execute(insert(lake_outbox), outbox)
+        for run in kept:
+            for entry in run.inbox:
+                add_to_inbox(conn, entry)
+            for item in run.review:
+                self._open_review(conn, item, run.now)
+        return applied
 
     def _settle_move(
         self,
@@ -646,6 +701,58 @@ def _is_duplicate(exc: IntegrityError) -> bool:
     """A unique-key violation (PostgreSQL SQLSTATE 23505, SQLite's UNIQUE message)."""
     orig = exc.orig
     return getattr(orig, "sqlstate", None) == "23505" or "UNIQUE constraint failed" in str(orig)
+
+
+class RunWrites(Protocol):
+    """What `apply_runs` reads of one run (group_commit.RunCommit has it)."""
+
+    @property
+    def sensor_id(self) -> int: ...
+    @property
+    def worker(self) -> str: ...
+    @property
+    def sensor_update(self) -> Mapping[str, Any]: ...
+    @property
+    def run_id(self) -> str: ...
+    @property
+    def lake_rows(self) -> Mapping[str, list[Row]]: ...
+    @property
+    def inbox(self) -> Sequence[InboxEntry]: ...
+    @property
+    def review(self) -> Sequence[ReviewItem]: ...
+    @property
+    def now(self) -> datetime: ...
+
+
+def _run_fields(run: RunWrites) -> dict[str, Any]:
+    return {
+        "sensor_id": run.sensor_id,
+        "worker": run.worker,
+        "sensor_update": run.sensor_update,
+        "run_id": run.run_id,
+        "lake_rows": run.lake_rows,
+        "inbox": run.inbox,
+        "review": run.review,
+        "now": run.now,
+    }
+
+
+class JsonText(str):
+    """A value already serialised to JSON: a JSON column stores this text as it is."""
+
+
+def _to_json(value: Any) -> str:
+    # The engines' JSON serialiser: SQLAlchemy's default (json.dumps), except for JsonText.
+    return value if isinstance(value, JsonText) else json.dumps(value)
+
+
+def json_text(value: Any) -> JsonText:
+    """`value` for a JSON column, serialised once (a run's lake rows are the largest values
+    a commit writes): the same text as `_jsonable` then the column's own json.dumps."""
+    text = json.dumps(value, default=_default)
+    if "\\u0000" in text:
+        text = json.dumps(without_nul(json.loads(text)))
+    return JsonText(text)
 
 
 def _jsonable(value: Any) -> Any:

@@ -128,3 +128,32 @@ def test_storage_operations_on_a_local_folder(local_storage: Storage, lake_root:
     assert local_storage.uri("x/y/one.txt") == f"{lake_root.resolve()}/x/y/one.txt"
     local_storage.delete(["x/y/one.txt", "x/y/missing.txt"])  # a missing key is no error
     assert local_storage.glob("x/*/*.txt") == ["x/y/two.txt"]
+
+
+def test_objects_put_together_are_all_stored_and_leave_no_temp_files(
+    local_archive: ObjectArchive, lake_root: Path
+) -> None:
+    datas = [PAGE, b"normalized text", b'[{"kind": "p"}]', PAGE + b"<!-- v2 -->"]
+    existing = local_archive.put(datas[1])
+
+    stored = local_archive.put_keyed({archive_key(d): d for d in datas})
+
+    assert [s.key for s in stored] == [archive_key(d) for d in datas]
+    assert stored[1].new_bytes == 0 and existing.new_bytes > 0  # found, not rewritten
+    assert all(s.new_bytes > 0 for s in (stored[0], stored[2], stored[3]))
+    assert [local_archive.get(s.key) for s in stored] == datas
+    assert len(objects_on_disk(lake_root)) == 4
+    assert not [p for p in lake_root.rglob("*.tmp")]
+
+
+def test_a_batch_that_fails_makes_none_of_its_objects_visible(
+    local_storage: Storage, lake_root: Path
+) -> None:
+    lake_root.mkdir(parents=True, exist_ok=True)
+    (lake_root / "blocked").write_bytes(b"a file where a folder should be")
+
+    with pytest.raises(OSError):
+        local_storage.write_many_atomic([("a/one", b"1"), ("blocked/two", b"2")])
+
+    assert not (lake_root / "a" / "one").exists()
+    assert not [p for p in lake_root.rglob("*.tmp")]

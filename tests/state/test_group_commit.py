@@ -92,3 +92,68 @@ def test_the_committer_groups_runs_and_answers_each(
     assert asyncio.run(go()) == [True] * 5
     assert store.outbox_size() == 5
     assert _ledger(store) == [(company_id, 5, 50)]
+
+
+def test_runs_with_different_columns_each_get_their_own_values(
+    store: StateStore, company_id: int, add_sensor: SensorFactory
+) -> None:
+    ids = _claim(store, add_sensor, 4)
+    released = {"claimed_by": None, "claimed_at": None}
+    updates = [
+        {**released, "consecutive_unchanged": 7},
+        {**released, "etag": '"v2"', "consecutive_unchanged": 1},
+        {**released, "consecutive_unchanged": 9},
+        {**released, "etag": 'W/"x\x00y"', "consecutive_unchanged": 2},  # a NUL goes
+    ]
+    runs = [
+        RunCommit(
+            sensor_id=i,
+            worker="w1",
+            sensor_update=u,
+            run_id="run_1",
+            lake_rows={} if n == 2 else {"observations": [{"observation_id": f"obs_{i}"}]},
+            now=NOW,
+        )
+        for n, (i, u) in enumerate(zip(ids, updates, strict=True))
+    ]
+    lost = RunCommit(
+        sensor_id=ids[0], worker="other", sensor_update=updates[2], run_id="run_2",
+        lake_rows={"observations": [{"observation_id": "obs_lost"}]}, now=NOW,
+    )  # fmt: skip
+
+    assert commit_runs(store, [lost, *runs]) == [False, True, True, True, True]
+
+    rows = [store.sensor(i) for i in ids]
+    assert [r["consecutive_unchanged"] for r in rows] == [7, 1, 9, 2]
+    assert [r["etag"] for r in rows] == [None, '"v2"', None, 'W/"xy"']
+    assert all(r["claimed_by"] is None for r in rows)
+    assert store.outbox_size() == 3  # the lost run's and the row-less run's are not there
+
+
+def test_lake_rows_reach_the_outbox_as_plain_json_without_nul(
+    store: StateStore, company_id: int, add_sensor: SensorFactory
+) -> None:
+    ids = _claim(store, add_sensor, 2)
+    rows = {
+        "observations": [
+            {"observation_id": "obs_1", "fetched_at": NOW, "title": "Jobs\x00 at Acme"},
+            {"observation_id": "obs_2", "fetched_at": NOW, "headers": {"etag": '"é"'}},
+        ]
+    }
+    runs = [
+        RunCommit(
+            sensor_id=i, worker="w1", sensor_update={"claimed_by": None}, run_id="run_1",
+            lake_rows=rows, now=NOW,
+        )
+        for i in ids
+    ]  # fmt: skip
+    assert commit_runs(store, runs) == [True, True]
+
+    [(_, payloads)] = store.take_outbox("flush_1")
+    expected = {
+        "observations": [
+            {"observation_id": "obs_1", "fetched_at": NOW.isoformat(), "title": "Jobs at Acme"},
+            {"observation_id": "obs_2", "fetched_at": NOW.isoformat(), "headers": {"etag": '"é"'}},
+        ]
+    }
+    assert payloads == [expected, expected]

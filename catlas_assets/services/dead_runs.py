@@ -24,8 +24,8 @@ from typing import Any
 from catlas_assets.domain.verdict import Tally, decide_outcome
 from catlas_assets.domain.vocabulary import SUCCESSES, Outcome, RunStatus, Stop
 from catlas_assets.services import lake_sync
-from catlas_assets.services.process_alive import alive, local_worker_gone
 from catlas_assets.services.runtime import Runtime
+from resources.process_alive import alive, local_worker_gone
 
 DETAIL = "process died"
 # A write takes seconds: a temp file this old, whoever wrote it, will never be renamed.

@@ -31,7 +31,7 @@ from typing import Any
 
 from catlas_assets.domain.observe import Observed, needs_parse, observe
 from catlas_assets.services.parse_time_limit import observe_within
-from catlas_assets.services.process_alive import alive
+from resources.process_alive import alive
 
 MAX_AUTO_WORKERS = 8
 # How often a parser process looks whether the process that made it still exists.

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from catlas_assets.errors import CatlasError
 from catlas_assets.services.compaction import compact_all
 from catlas_assets.services.onboarding import onboard_pending
-from catlas_assets.services.process_alive import local_worker_gone
 from catlas_assets.services.runtime import Runtime
+from resources.process_alive import local_worker_gone
 from resources.state.crawl_stats import sweep_stale_claims
 from resources.state.leases import Leases
 

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from sqlalchemy import Engine
 
 from catlas_assets.errors import StorageError
-from catlas_assets.services.process_alive import local_worker_gone
+from resources.process_alive import local_worker_gone
 from resources.state.leases import Leases
 
 # Long enough for one partition's merge between two renewals; a dead remote holder's

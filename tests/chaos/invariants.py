@@ -13,8 +13,8 @@ from catlas_assets.domain.content_address import archive_key
 from catlas_assets.domain.vocabulary import CrawlStatus
 from catlas_assets.services import lake_checks
 from catlas_assets.services.dead_runs import TMP_MAX_AGE_S
-from catlas_assets.services.process_alive import alive
 from catlas_assets.services.runtime import Runtime
+from resources.process_alive import alive
 
 # The counters of a finished run that each stand for one observation row it wrote.
 COUNTED = ("ok", "changed", "unchanged", "not_modified", "failed", "redirected")

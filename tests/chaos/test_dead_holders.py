@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from catlas_assets.services import periodic
-from catlas_assets.services.process_alive import alive, local_worker_gone
+from resources.process_alive import alive, local_worker_gone
 from resources.state.leases import Leases
 from tests.chaos.test_dead_runs import _dead_pid
 

@@ -252,18 +252,19 @@ class StateStore:
         )
         if self.is_postgres:
             due = due.with_for_update(skip_locked=True)
+        # One statement, one round trip: pick, mark and return the batch (a select, an
+        # update and a re-read cost three; bench/claims.py measures the difference).
+        claim = (
+            update(sensors)
+            .where(sensors.c.id.in_(due.scalar_subquery()))
+            .values(claimed_at=now, claimed_by=worker)
+            .returning(*sensors.c)
+        )
         with self.transaction(write_lock=True) as conn:
-            ids = [r[0] for r in conn.execute(due)]
-            if not ids:
-                return []
-            conn.execute(
-                update(sensors)
-                .where(sensors.c.id.in_(ids))
-                .values(claimed_at=now, claimed_by=worker)
-            )
-            rows = conn.execute(select(sensors).where(sensors.c.id.in_(ids))).mappings()
-            by_id = {r["id"]: dict(r) for r in rows}
-        return [by_id[i] for i in ids]
+            rows = [dict(r) for r in conn.execute(claim).mappings()]
+        # RETURNING has no order: give back the batch in the claim's own order.
+        rows.sort(key=lambda r: (-r["priority"], r["next_run_at"], r["id"]))
+        return rows
 
     def claim_sensor(
         self, sensor_id: int, *, now: datetime, worker: str, claim_timeout_s: int

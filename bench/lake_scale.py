@@ -261,9 +261,10 @@ def main() -> None:
         peer_file.parent.mkdir(parents=True)
         catlas_s = peer_s = 0.0
         peer_writer = peer_changes_writer = None
-        unchanged = 0
+        unchanged = changed_written = 0
         for n, (obs, changes) in enumerate(chunks(args.rows, args.sensors, args.per_hour, 16)):
             unchanged += int(pc.sum(pc.equal(obs.column("outcome"), "unchanged")).as_py())
+            changed_written += int(pc.sum(obs.column("changed")).as_py())
             obs = obs.cast(pa.schema([OBSERVATIONS.schema.field(c) for c in obs.column_names]))
             changes = changes.cast(
                 pa.schema([CHANGES.schema.field(c) for c in changes.column_names])
@@ -339,6 +340,7 @@ def main() -> None:
         "row_group_rows_median": statistics.median(groups),
         "changed_column_stored": has_changed,
         "rows_read_back": stored[0],
+        "changed_rows_written": changed_written,
         "changed_rows_read_back": stored[1],
         "catlas_bytes_per_row": catlas_bytes / args.rows,
         "peer_bytes_per_row": peer_bytes / args.rows,

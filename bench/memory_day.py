@@ -81,11 +81,12 @@ def main() -> None:
             # time while each domain is still asked one request at a time.
             env.update(CATLAS_DOMAIN_SPACING_S="0.05", CATLAS_FETCH_CONCURRENCY="32")
             started = time.perf_counter()
+            errors = (root / "worker.err").open("w")
             proc = subprocess.Popen(
                 [sys.executable, "-c", fleet.WORKER],
                 env=env,
                 stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
+                stderr=errors,
                 text=True,
             )
             samples: list[tuple[float, float]] = []
@@ -96,8 +97,10 @@ def main() -> None:
                 time.sleep(args.every)
             seconds = time.perf_counter() - started
             out = proc.stdout.read() if proc.stdout else ""
+            errors.close()
             if proc.returncode != 0:
-                raise SystemExit(f"worker failed ({proc.returncode}): {out[-2000:]}")
+                err = (root / "worker.err").read_text()[-3000:]
+                raise SystemExit(f"worker failed ({proc.returncode}): {out[-2000:]}{err}")
             fetched = len({r.path for r in web.requests if r.path.startswith("/load/")})
     finally:
         with psycopg.connect(admin_url, autocommit=True) as admin:

@@ -88,10 +88,11 @@ def reset(url: str) -> None:
         conn.execute("VACUUM ANALYZE sensors")
 
 
-def _catlas_worker(url: str, worker: str, batch: int, start: Any, out: Any) -> None:
+def _catlas_worker(url: str, worker: str, batch: int, ready: Any, start: Any, out: Any) -> None:
     store = StateStore.open(url, auto_create=False)
     store.claim_due(now=NOW, worker="warm-up", limit=0, claim_timeout_s=CLAIM_TIMEOUT_S)
     ids: list[int] = []
+    ready.put(worker)
     start.wait()
     began = time.perf_counter()
     while rows := store.claim_due(
@@ -102,10 +103,11 @@ def _catlas_worker(url: str, worker: str, batch: int, start: Any, out: Any) -> N
     store.close()
 
 
-def _peer_worker(url: str, worker: str, batch: int, start: Any, out: Any) -> None:
+def _peer_worker(url: str, worker: str, batch: int, ready: Any, start: Any, out: Any) -> None:
     conn = psycopg.connect(url, autocommit=True)
     conn.execute("SELECT 1")
     ids: list[int] = []
+    ready.put(worker)
     start.wait()
     began = time.perf_counter()
     while rows := conn.execute(PEER_CLAIM, {"now": NOW, "worker": worker, "n": batch}).fetchall():
@@ -116,16 +118,18 @@ def _peer_worker(url: str, worker: str, batch: int, start: Any, out: Any) -> Non
 
 def drain(kind: str, url: str, workers: int, batch: int, due: int) -> float:
     """Drain the due set with `workers` processes; returns claims per second."""
-    ctx = mp.get_context("spawn")
-    start, out = ctx.Event(), ctx.Queue()
+    # Forked, not spawned: the parent holds no connection, and a fork skips the imports.
+    ctx = mp.get_context("fork")
+    ready, start, out = ctx.Queue(), ctx.Event(), ctx.Queue()
     target = _catlas_worker if kind == "catlas" else _peer_worker
     procs = [
-        ctx.Process(target=target, args=(url, f"{kind}-{i}", batch, start, out))
+        ctx.Process(target=target, args=(url, f"{kind}-{i}", batch, ready, start, out))
         for i in range(workers)
     ]
     for p in procs:
         p.start()
-    time.sleep(1.0 + 0.5 * workers)  # every process connected and warm before the start
+    for _ in procs:
+        ready.get(timeout=300)  # every process connected and warm before the start
     start.set()
     results = [out.get(timeout=600) for _ in procs]
     for p in procs:

@@ -28,7 +28,7 @@ from pathlib import Path
 import psycopg
 from sqlalchemy.engine import make_url
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests' fleet helpers
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the chaos tests' fleet machinery
 
 from fixture_web import FixtureWeb
 from tests.chaos import fleet

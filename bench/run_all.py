@@ -3,7 +3,8 @@
     python bench/run_all.py [--quick]
 
 Runs due_probe.py (PostgreSQL), the CLI start-up cost, e2e.py (nginx, the peers' own
-environment) and refresh_sim.py; writes their bench/results/*.json and
+environment), refresh_sim.py and the scale benchmarks (claims.py, lake_scale.py,
+memory_day.py); writes their bench/results/*.json and
 bench/results/summary.json, and prints one table: benchmark, catlas, peer, ratio,
 target, met. `--quick` is the same on a small scale (one round, a small page set) and
 ends within two minutes; its figures are a smoke test, not the ones to quote.
@@ -36,7 +37,8 @@ class Row:
     peer: float | None
     peer_name: str
     target: str
-    met: Callable[[float, float], bool] | None  # (catlas, ratio) -> met
+    # (catlas, ratio) -> met; the ratio is None for a row with no peer (a bare target)
+    met: Callable[[float, float | None], bool] | None
     digits: int = 1
     # The median of the ratios taken within each round, where there are rounds; else
     # the ratio of the two figures.
@@ -48,7 +50,7 @@ class Row:
             ratio = self.catlas / self.peer
         met = (
             "—"
-            if self.met is None or ratio is None
+            if self.met is None or self.catlas is None
             else ("yes" if self.met(self.catlas, ratio) else "no")
         )
         fmt = f"{{:,.{self.digits}f}}"
@@ -87,6 +89,48 @@ def startup(repeat: int) -> dict[str, float]:
         "scrapy_help_cpu_s": cpu_seconds(scrapy, repeat),
         "repeat": repeat,
     }
+
+
+def scale_rows(claims: dict[str, Any], lake: dict[str, Any], day: dict[str, Any]) -> list[Row]:
+    """Issue 16's scale targets: claims, the lake at ten million rows, a worker's day."""
+    w = claims["workers"]
+    n = f"{claims['sensors']:,} sensors, {claims['due']:,} due"
+    one, many = claims["catlas_1_per_s"], claims[f"catlas_{w}_per_s"]
+    rows_ = f"{lake['rows']:,} rows"
+    return [
+        Row(f"claims/s, 1 worker ({n})", one, claims["peer_1_per_s"],
+            "SKIP LOCKED UPDATE", "≥ 5,000/s", lambda c, r: c >= 5000, 0),
+        Row(f"claims/s, {w} worker processes ({n})", many, claims[f"peer_{w}_per_s"],
+            "SKIP LOCKED UPDATE", f"≥ 3× one worker ({many / one:.2f}×)",
+            lambda c, r: c >= 3 * one, 0),
+        Row(f"lake write, rows/s ({rows_})", lake["catlas_rows_per_s"],
+            lake["peer_rows_per_s"], "pyarrow, one file", "≥ 1,000,000/s",
+            lambda c, r: c >= 1_000_000, 0),
+        Row(f"lake: latest observation of one sensor, s ({rows_})",
+            lake["catlas_latest_one_s"], lake["peer_latest_one_s"], "same SQL, one file",
+            "< 0.2 s", lambda c, r: c < 0.2, 3),
+        Row(f"lake: latest observation of every sensor, s ({rows_})",
+            lake["catlas_latest_all_s"], lake["peer_latest_all_s"], "same SQL, one file",
+            "< 0.2 s", lambda c, r: c < 0.2, 3),
+        Row(f"lake: meaningful changes per company per week, s ({rows_})",
+            lake["catlas_weekly_changes_s"], lake["peer_weekly_changes_s"],
+            "same SQL, one file", "< 0.4 s", lambda c, r: c < 0.4, 3),
+        Row("lake: bytes on disk per unchanged observation", lake["catlas_bytes_per_unchanged"],
+            lake["peer_bytes_per_unchanged"], "pyarrow defaults", "≤ 64 B",
+            lambda c, r: c <= 64, 1),
+        Row("lake: smallest row group, rows", lake["row_group_rows_min"], None, "", "≥ 100,000",
+            lambda c, r: c >= 100_000, 0),
+        Row("lake: `changed` rows read back / written", lake["changed_rows_read_back"],
+            lake["changed_rows_written"], "written", "all, stored column",
+            lambda c, r: lake["changed_column_stored"] and r == 1.0, 0),
+        Row("archive: new bytes for 100 unchanged pages", lake["archive_new_bytes_unchanged_x100"],
+            None, "", "0", lambda c, r: c == 0, 0),
+        Row(f"memory day: peak RSS, MB ({day['sensors']:,} sensors, one worker)",
+            day["peak_rss_mib"], None, "", "≤ 500 MB", lambda c, r: c <= 500, 0),
+        Row("memory day: RSS at the end / middle of the run, MB", day["rss_end_mib"],
+            day["rss_middle_mib"], "middle", "flat (≤ 1.1×)",
+            lambda c, r: r is not None and r <= 1.1, 0),
+    ]  # fmt: skip
 
 
 def rows(
@@ -152,7 +196,8 @@ def main() -> None:
     args = parser.parse_args()
     started = time.perf_counter()
     suffix = "_quick" if args.quick else ""
-    out = {name: RESULTS / f"{name}{suffix}.json" for name in ("due_probe", "e2e", "refresh_sim")}
+    names = ("due_probe", "e2e", "refresh_sim", "claims", "lake_scale", "memory_day")
+    out = {name: RESULTS / f"{name}{suffix}.json" for name in names}
     py = sys.executable
     summary_path = RESULTS / f"summary{suffix}.json"
     if args.from_results:
@@ -165,13 +210,24 @@ def main() -> None:
              "--wrk-seconds", "2", "--out", str(out["e2e"])], "end to end")  # fmt: skip
         run([py, "bench/refresh_sim.py", "--pages", "120", "--days", "40", "--warmup-days",
              "10", "--out", str(out["refresh_sim"])], "refresh simulation")  # fmt: skip
+        run([py, "bench/claims.py", "--sensors", "10000", "--due", "1000",
+             "--json", str(out["claims"])], "claims")  # fmt: skip
+        run([py, "bench/lake_scale.py", "--rows", "100000", "--sensors", "10000",
+             "--per-hour", "10000", "--repeat", "3", "--json", str(out["lake_scale"])],
+            "lake at scale")  # fmt: skip
+        run([py, "bench/memory_day.py", "--sensors", "100", "--domains", "20", "--every",
+             "0.5", "--json", str(out["memory_day"])], "memory day")  # fmt: skip
     else:
         run([py, "bench/due_probe.py", "--json", str(out["due_probe"])], "due probe")
         cli = startup(3)
         run([py, "bench/e2e.py", "--profile", "--out", str(out["e2e"])], "end to end")
         run([py, "bench/refresh_sim.py", "--out", str(out["refresh_sim"])], "refresh simulation")
+        run([py, "bench/claims.py", "--json", str(out["claims"])], "claims")
+        run([py, "bench/lake_scale.py", "--json", str(out["lake_scale"])], "lake at scale")
+        run([py, "bench/memory_day.py", "--json", str(out["memory_day"])], "memory day")
     loaded = {name: json.loads(path.read_text()) for name, path in out.items()}
     table_rows = rows(loaded["due_probe"], cli, loaded["e2e"], loaded["refresh_sim"])
+    table_rows += scale_rows(loaded["claims"], loaded["lake_scale"], loaded["memory_day"])
     text = table(table_rows)
     previous = json.loads(summary_path.read_text()) if args.from_results else {}
     summary = {

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from sqlalchemy import (
     Connection,
     Engine,
+    Select,
     and_,
     bindparam,
     create_engine,
@@ -102,6 +103,11 @@ def _create_engine(url: str, parsed: URL) -> Engine:
     if parsed.get_backend_name() == "postgresql":
         return create_engine(url, pool_pre_ping=True, json_serializer=_to_json)
     raise StorageError(f"CATLAS_DATABASE_URL: unsupported database {parsed.get_backend_name()!r}")
+
+
+# A PostgreSQL claim locks its batch among the first CLAIM_WINDOW batches' worth of due
+# sensors: room for three other workers' batches still locked before it looks further.
+CLAIM_WINDOW = 4
 
 
 class StateStore:
@@ -251,30 +257,50 @@ class StateStore:
     ) -> list[Row]:
         """Claim up to ``limit`` due sensors for ``worker``; another worker never gets the same."""
         stale_claim = now - timedelta(seconds=claim_timeout_s)
-        due = (
-            select(sensors.c.id)
-            .where(
-                sensors.c.status.in_([s.value for s in CLAIMABLE_STATUSES]),
-                sensors.c.next_run_at <= now,
-                or_(sensors.c.claimed_at.is_(None), sensors.c.claimed_at < stale_claim),
-            )
-            .order_by(sensors.c.priority.desc(), sensors.c.next_run_at, sensors.c.id)
-            .limit(limit)
+        claimable = (
+            sensors.c.status.in_([s.value for s in CLAIMABLE_STATUSES]),
+            sensors.c.next_run_at <= now,
+            or_(sensors.c.claimed_at.is_(None), sensors.c.claimed_at < stale_claim),
         )
-        if self.is_postgres:
-            due = due.with_for_update(skip_locked=True)
+        order = (sensors.c.priority.desc(), sensors.c.next_run_at, sensors.c.id)
+        due = select(sensors.c.id).where(*claimable).order_by(*order).limit(limit)
         with self.transaction(write_lock=True) as conn:
-            ids = [r[0] for r in conn.execute(due)]
-            if not ids:
-                return []
-            conn.execute(
-                update(sensors)
-                .where(sensors.c.id.in_(ids))
-                .values(claimed_at=now, claimed_by=worker)
+            if not self.is_postgres:
+                return self._mark_claimed(conn, due, now, worker)
+            # Locking rows in the sort's order keeps PostgreSQL from a top-N sort: it sorts
+            # the whole due set for each batch. So the first WINDOW batches' worth are picked
+            # by a top-N sort, and the batch locked among them (the conditions repeated, so
+            # a row another worker claimed meanwhile is rechecked and passed over).
+            window = (
+                select(sensors.c.id).where(*claimable).order_by(*order).limit(limit * CLAIM_WINDOW)
             )
-            rows = conn.execute(select(sensors).where(sensors.c.id.in_(ids))).mappings()
-            by_id = {r["id"]: dict(r) for r in rows}
-        return [by_id[i] for i in ids]
+            windowed = (
+                select(sensors.c.id)
+                .where(sensors.c.id.in_(window.scalar_subquery()), *claimable)
+                .order_by(*order)
+                .limit(limit)
+                .with_for_update(skip_locked=True)
+            )
+            rows = self._mark_claimed(conn, windowed, now, worker)
+            if rows:
+                return rows
+            # Other workers hold the whole window: look past it before answering "none".
+            return self._mark_claimed(conn, due.with_for_update(skip_locked=True), now, worker)
+
+    @staticmethod
+    def _mark_claimed(conn: Connection, due: Select, now: datetime, worker: str) -> list[Row]:
+        """Claim the sensors `due` selects in one statement: pick, mark and return them
+        (a select, an update and a re-read would be three round trips)."""
+        claim = (
+            update(sensors)
+            .where(sensors.c.id.in_(due.scalar_subquery()))
+            .values(claimed_at=now, claimed_by=worker)
+            .returning(*sensors.c)
+        )
+        rows = [dict(r) for r in conn.execute(claim).mappings()]
+        # RETURNING has no order: give back the batch in the claim's own order.
+        rows.sort(key=lambda r: (-r["priority"], r["next_run_at"], r["id"]))
+        return rows
 
     def claim_sensor(
         self, sensor_id: int, *, now: datetime, worker: str, claim_timeout_s: int

@@ -90,6 +90,46 @@ def test_rows_land_in_their_utc_hour_and_one_batch_may_span_two_hours(
     assert hour_09.column("observation_id").to_pylist() == ["obs_b"]
 
 
+def test_arrow_columns_out_of_time_order_land_in_their_hours_in_their_order(
+    local_lake: Lake, lake_root: Path
+) -> None:
+    # A bulk writer hands over columns, not rows; only some of the schema's columns.
+    times = [T0 + timedelta(hours=h, minutes=m) for h, m in [(1, 0), (0, 5), (1, 9), (0, 1)]]
+    data = pa.table(
+        {
+            "observation_id": ["o9a", "o8a", "o9b", "o8b"],
+            "sensor_id": pa.array([1, 2, 3, 4], pa.int32()),  # cast to the schema's int64
+            "fetched_at": pa.array(times, pa.timestamp("us", tz="UTC")),
+            "changed": [True, False, False, True],
+        }
+    )
+    written = local_lake.write_arrow("observations", data, batch_id="bulk")
+
+    assert [(w.partition, w.rows) for w in written] == [
+        ("date=2026-01-05/hour=08", 2),
+        ("date=2026-01-05/hour=09", 2),
+    ]
+    con = local_lake.connect()
+    got = con.execute(
+        "SELECT hour, observation_id, sensor_id, changed, url FROM observations "
+        "ORDER BY hour, fetched_at DESC"
+    ).fetchall()
+    assert got == [
+        (8, "o8a", 2, False, None),
+        (8, "o8b", 4, True, None),
+        (9, "o9b", 3, False, None),
+        (9, "o9a", 1, True, None),
+    ]
+    # Within a file the rows keep the order they were handed over in.
+    stored = pq.read_table(lake_root / written[1].key).column("observation_id").to_pylist()
+    assert stored == ["o9a", "o9b"]
+    assert local_lake.write_arrow("observations", data.slice(0, 0), batch_id="none") == []
+    with pytest.raises(StorageError, match=r"unknown column\(s\) \['colour'\]"):
+        local_lake.write_arrow(
+            "observations", data.append_column("colour", pa.array(["r"] * 4)), batch_id="x"
+        )
+
+
 @pytest.mark.parametrize(
     ("fetched_at", "partition"),
     [

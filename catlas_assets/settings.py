@@ -97,7 +97,7 @@ class Settings:
     observe_workers: int = _setting(
         -1,
         "Processes that parse and decide sensor runs beside a worker's event loop "
-        "(-1: one per core but one, at most 8; 0: in the worker's own process).",
+        "(-1: one per core, at most 8, none on one core; 0: in the worker's own process).",
     )
     max_redirects: int = _setting(10, "Redirect hops followed before REDIRECT.")
     parse_timeout_s: float = _setting(

@@ -43,6 +43,7 @@ from catlas_assets.domain.pipeline_data import Fetched
 from catlas_assets.domain.robots import MAX_PARSE_BYTES
 from catlas_assets.domain.urls import registrable_domain
 from catlas_assets.domain.vocabulary import FailureClass
+from resources import send_gate
 from resources.aiohttp_transport import AiohttpTransport
 from resources.body_decoding import (
     ACCEPT_ENCODING,
@@ -124,6 +125,7 @@ class _Transport(httpx.AsyncBaseTransport):
         origin = (url.host, url.port)
         if url.scheme == "http" or origin in self._http11_origins:
             return await self._h1.handle_async_request(request)
+        send_gate.check()  # httpcore connects inside: checked before, not at the write
         response = await self._h2_transport().handle_async_request(request)
         if response.extensions.get("http_version") != b"HTTP/2":
             if len(self._http11_origins) >= self._MAX_ORIGINS:
@@ -522,8 +524,39 @@ class Fetcher:
         outgoing: _Outgoing = GET,
         domain: str | None = None,
     ) -> tuple[int, dict[str, str], bytes]:
+        attempt = 0
+        while True:
+            try:
+                return await self._governed_once(
+                    url,
+                    headers,
+                    state,
+                    max_bytes=max_bytes,
+                    truncate=truncate,
+                    outgoing=outgoing,
+                    domain=domain,
+                    attempt=attempt,
+                )
+            except send_gate.SlotMissed:
+                state.requests -= 1  # not sent: the governor books the next slot
+                attempt += 1
+
+    async def _governed_once(
+        self,
+        url: str,
+        headers: dict[str, str],
+        state: _Attempts,
+        *,
+        max_bytes: int,
+        truncate: bool,
+        outgoing: _Outgoing,
+        domain: str | None,
+        attempt: int,
+    ) -> tuple[int, dict[str, str], bytes]:
         waited_from = time.monotonic()
-        governed = self.governor.permit(url, domain=domain) if self.governor else None
+        governed = (
+            self.governor.permit(url, domain=domain, attempt=attempt) if self.governor else None
+        )
         async with governed or contextlib.nullcontext():
             if state.deadline is not None:
                 # Politeness waits are not the server's slowness: they extend the deadline.

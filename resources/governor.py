@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 
 from catlas_assets.domain.pacing import budget_day, retry_after_until, spacing_s
 from catlas_assets.domain.urls import registrable_domain
+from resources import send_gate
 
 if TYPE_CHECKING:  # the budgets live in the state store (SQLAlchemy): not needed to import
     from resources.state.domain_budgets import DomainBudgets, Reservation
@@ -63,6 +64,7 @@ class _Domain:
     leased_at: float = 0.0  # monotonic
     lease_day: str = ""
     recorded_delay: tuple[float | None] | None = None  # (delay,) the store was last told
+    missed: int = 0  # units of slots missed at the send gate, given back at the next booking
 
 
 # A lease older than this is given back before new units are taken: blocks and budget
@@ -135,10 +137,15 @@ class DomainGovernor:
             await asyncio.to_thread(self.budgets.record_crawl_delay, domain, largest, self.now())
 
     @asynccontextmanager
-    async def permit(self, url: str, *, domain: str | None = None) -> AsyncIterator[None]:
+    async def permit(
+        self, url: str, *, domain: str | None = None, attempt: int = 0
+    ) -> AsyncIterator[None]:
         """Hold a request slot for `url`; raises Postponed when the domain may not be asked.
 
-        `domain` is `url`'s registrable domain when the caller knows it already.
+        `domain` is `url`'s registrable domain when the caller knows it already. On a shared
+        slot the request must leave soon after it (`send_gate`); one that could not raises
+        `SlotMissed` out of the block, and its caller asks again with `attempt` + 1 (the unit
+        goes back with the next booking; the last attempt sends however late).
         """
         domain = domain or registrable_domain(url)
         state = self._domain(domain)
@@ -147,9 +154,16 @@ class DomainGovernor:
                 # Booked under the lock, so this worker's requests start in the order of
                 # their slots. Spacing is real time (the load on the site), not the virtual clock.
                 start_at = await self._take_unit(domain, state) if self.budgets else None
-                state.last_start = await self._wait_for_slot(domain, state, start_at)
+                state.last_start, start_at = await self._wait_for_slot(domain, state, start_at)
+            deadline = None
+            if start_at is not None and attempt < MAX_REBOOKINGS:
+                deadline = start_at + self.spacing_for(domain) * LATE_SLOT_FRACTION
             try:
-                yield
+                with send_gate.send_by(deadline):
+                    yield
+            except send_gate.SlotMissed:
+                state.missed += 1
+                raise
             finally:
                 state.last_end = time.monotonic()
 
@@ -167,8 +181,11 @@ class DomainGovernor:
             ready = max(ready, state.last_end + spacing)
         return max(0.0, ready - time.monotonic())
 
-    async def _wait_for_slot(self, domain: str, state: _Domain, start_at: float | None) -> float:
-        """Sleep until the request may start; the monotonic instant of the slot it starts on.
+    async def _wait_for_slot(
+        self, domain: str, state: _Domain, start_at: float | None
+    ) -> tuple[float, float | None]:
+        """Sleep until the request may start: the monotonic instant of the slot it starts on,
+        and that slot's wall-clock second when it is a shared one.
 
         `start_at` is the shared slot booked in the store (wall clock), if any.
         """
@@ -180,12 +197,12 @@ class DomainGovernor:
             if wait > 0:
                 await asyncio.sleep(wait)
             if start_at is None:
-                return time.monotonic()
+                return time.monotonic(), None
             late = time.time() - start_at
             if late <= self.spacing_for(domain) * LATE_SLOT_FRACTION or rebooked == MAX_REBOOKINGS:
                 # The slot, not the wake-up, is what the next local bound counts from:
                 # counting lateness in would push every later request off its slot too.
-                return time.monotonic() - max(0.0, late)
+                return time.monotonic() - max(0.0, late), start_at
             start_at = (await self._book(domain, state, returning=1)).start_at
             rebooked += 1
 
@@ -220,8 +237,8 @@ class DomainGovernor:
             if self._lease_usable(state, day):
                 state.leased -= 1
                 return None
-            returning = state.leased if state.lease_day == day else 0
-            state.leased = 0
+            returning = state.leased + state.missed if state.lease_day == day else 0
+            state.leased = state.missed = 0
             reservation = await self._book(
                 domain, state, units=self.config.budget_lease, returning=returning
             )
@@ -245,7 +262,7 @@ class DomainGovernor:
         now = self.now()
         day = budget_day(now)
         for domain, state in self._domains.items():
-            left, state.leased = state.leased, 0
+            left, state.leased, state.missed = state.leased + state.missed, 0, 0
             if left and state.lease_day == day:
                 await asyncio.to_thread(self.budgets.give_back, domain, left, now)
 

@@ -6,12 +6,14 @@ pool: `observe` takes data and returns data, both picklable. What needs no parse
 a 304, a failure, a postponement, a redirect off the domain, the bytes of the last 200 —
 is decided in the loop's own process (sending it would cost more than deciding it).
 
-`CATLAS_OBSERVE_WORKERS` sets the pool: -1 (the default) keeps one core for the loop and
-gives the others to the pool, at most 8 (what one loop keeps busy: past that, more worker
-processes scale further — several `catlas schedule` processes on PostgreSQL); 0 parses in
-the loop's process, one page at a time in one thread: parsing holds the interpreter lock,
+`CATLAS_OBSERVE_WORKERS` sets the pool: -1 (the default) is one parser process per core, at
+most 8 (what one loop keeps busy: past that, more worker processes scale further — several
+`catlas schedule` processes on PostgreSQL). The loop itself waits on the network most of a
+first pass, so it shares a core with a parser rather than keep one to itself: on 2 cores
+two parsers did 1.2× the pages of one. On one core there is no pool. 0 parses in the
+loop's process, one page at a time in one thread: parsing holds the interpreter lock,
 so more parser threads add no speed, only starve the loop (a request then leaves long after
-its politeness slot). On 2 cores that is 1 parser process, on 64 cores 8 per worker.
+its politeness slot).
 Worker processes start from a fork server that has the domain imported (a clean process:
 forking the loop's process, with its threads, is not safe). Each one watches the process
 that made it and exits when that one is gone: a worker killed with SIGKILL cannot shut its
@@ -50,7 +52,7 @@ def pool_size(setting: int, cpus: int | None = None) -> int:
     if setting >= 0:
         return setting
     cpus = cpus if cpus is not None else available_cpus()
-    return max(0, min(cpus - 1, MAX_AUTO_WORKERS))
+    return 0 if cpus <= 1 else min(cpus, MAX_AUTO_WORKERS)
 
 
 def _watch_owner(owner: int) -> None:

@@ -53,10 +53,10 @@ def test_the_pool_answers_what_the_loops_process_answers() -> None:
         assert in_pool == in_loop
 
 
-def test_the_automatic_size_keeps_a_core_for_the_loop() -> None:
+def test_the_automatic_size_is_a_parser_per_core_and_none_on_one_core() -> None:
     assert pool_size(-1, cpus=1) == 0
-    assert pool_size(-1, cpus=2) == 1
-    assert pool_size(-1, cpus=4) == 3
+    assert pool_size(-1, cpus=2) == 2
+    assert pool_size(-1, cpus=4) == 4
     assert pool_size(-1, cpus=64) == 8  # one loop keeps about 8 parsers busy
     assert pool_size(3, cpus=64) == 3 and pool_size(0, cpus=64) == 0
 

@@ -7,6 +7,7 @@ requested arrived (real monotonic time; the virtual clock only moves the sites' 
 from __future__ import annotations
 
 import asyncio
+import time
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 
@@ -15,6 +16,7 @@ import pytest
 from catlas_assets.domain.vocabulary import FailureClass, Outcome, ReviewKind, SensorStatus
 from catlas_assets.services import sql
 from catlas_assets.services.tick import run_tick
+from resources.governor import LATE_SLOT_FRACTION
 from resources.resolver import Destination, Resolver
 from resources.state.domain_budgets import DomainBudgets
 
@@ -196,6 +198,52 @@ def test_default_spacing_holds_per_registrable_domain_not_per_host(watch) -> Non
     ours = sorted(r.received for r in w.web.requests if r.host.endswith("faultline.dev"))
     assert len(ours) == 5
     assert min(b - a for a, b in pairwise(ours)) >= 0.28
+
+
+class StallingResolver(Resolver):
+    """Blocks the event loop once, while the first connection is being made: a busy machine
+    between a request's wake-up on its slot and its bytes leaving."""
+
+    def __init__(self, base: Resolver, stall_s: float) -> None:
+        super().__init__(base.host_map)
+        self.stall_s = stall_s
+        self.stalled = False
+
+    async def resolve(self, host: str, port: int) -> Destination:
+        if not self.stalled:
+            self.stalled = True
+            time.sleep(self.stall_s)  # the whole loop stops, as when its process is not run
+        return await super().resolve(host, port)
+
+
+def test_a_request_whose_connection_is_ready_past_its_slot_books_a_new_one(watch) -> None:
+    """Two workers share the domain's slots. The first wakes on its slot, but its
+    connection is ready only just before the second worker's slot: sent then, the site
+    would see the two together. It is not sent; it books the next free slot."""
+    spacing = 0.4
+    w = watch(domain_spacing_s=spacing, domain_concurrency=1)
+    w.run(w.sensor(f"{F}/ok"))  # robots.txt is cached: each worker then asks one page
+    w.web.clear_requests()
+    base = w.runtime.resolver
+    used = w.budgets.get("faultline.dev")["used_today"]
+
+    async def main() -> None:
+        w.runtime.__dict__["resolver"] = StallingResolver(base, stall_s=spacing * 0.85)
+        stalled = w.runtime.fetcher()
+        w.runtime.__dict__["resolver"] = base
+        other = w.runtime.fetcher()
+        async with stalled, other:
+            first = asyncio.create_task(stalled.fetch(f"{F}/ok"))
+            await asyncio.sleep(0)  # the stalled worker books first
+            results = await asyncio.gather(first, other.fetch(f"{F}/"))
+        assert [r.status for r in results] == [200, 200]
+
+    asyncio.run(main())
+    arrivals = sorted(r.received for r in w.web.requests if r.host == "faultline.dev")
+    assert len(arrivals) == 2  # the missed slot sent nothing
+    assert arrivals[1] - arrivals[0] >= spacing * (1 - LATE_SLOT_FRACTION)
+    # The missed slot's unit went back with the new booking: two requests, two units.
+    assert w.budgets.get("faultline.dev")["used_today"] == used + 2
 
 
 # -- destination safety through DNS ----------------------------------------------------------

@@ -14,8 +14,9 @@ from catlas_assets.errors import StorageError
 from resources.state import migrate
 from resources.state.schema import metadata
 from resources.state.store import StateStore, create_state_engine
+from tests.conftest import reset_postgres
 
-HEAD = "0006_domain_slots"
+HEAD = "0007_more_hot_tables"
 
 
 def _revision_of(url: str) -> str | None:
@@ -170,3 +171,34 @@ def test_malformed_url_gives_one_line_storage_error_without_password(url: str) -
     assert message.startswith("CATLAS_DATABASE_URL")
     assert "\n" not in message
     assert "sekret" not in message
+
+
+def _hot_tables() -> dict[str, dict[str, str]]:
+    """Every table a migration tunes, with the storage parameters it sets."""
+    from alembic.script import ScriptDirectory
+
+    tuned: dict[str, dict[str, str]] = {}
+    script = ScriptDirectory.from_config(migrate._config())
+    for revision in reversed(list(script.walk_revisions())):  # oldest first
+        for table, params in getattr(revision.module, "HOT_TABLES", {}).items():
+            tuned.setdefault(table, {}).update(params)
+    return tuned
+
+
+def test_the_hot_tables_carry_their_autovacuum_settings_on_postgresql(
+    postgres_database: str,
+) -> None:
+    reset_postgres(postgres_database)
+    store = StateStore.open(postgres_database)
+    try:
+        with store.engine.connect() as conn:
+            rows = conn.execute(
+                text("select relname, reloptions from pg_class where relkind = 'r'")
+            ).all()
+    finally:
+        store.close()
+    options = {name: dict(o.split("=", 1) for o in opts or []) for name, opts in rows}
+    tuned = _hot_tables()
+    assert {"sensors", "lake_outbox", "change_inbox", "webpages"} <= set(tuned)
+    for table, params in tuned.items():
+        assert options[table] == params, table

@@ -19,7 +19,6 @@ import argparse
 import json
 import multiprocessing as mp
 import os
-import secrets
 import statistics
 import time
 from datetime import UTC, datetime
@@ -27,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from sqlalchemy.engine import make_url
+from scratch_db import ScratchDatabase  # a sibling: bench/ is the script's path
 
 from resources.state.store import StateStore
 
@@ -162,15 +161,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--json", type=Path, help="Also write the figures to this file.")
     args = parser.parse_args()
-    admin_url = os.environ.get(
-        "CATLAS_BENCH_PG_ADMIN_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
-    )
-    name = f"catlas_bench_{secrets.token_hex(4)}"
-    with psycopg.connect(admin_url, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    base = make_url(admin_url).set(database=name)
-    plain_url = base.set(drivername="postgresql").render_as_string(hide_password=False)
-    sa_url = base.set(drivername="postgresql+psycopg").render_as_string(hide_password=False)
+    db = ScratchDatabase.create()
+    plain_url, sa_url = db.url("postgresql"), db.url()
     try:
         StateStore.open(sa_url).close()
         filled = fill(plain_url, args.sensors, args.due)
@@ -220,8 +212,7 @@ def main() -> None:
             args.json.parent.mkdir(parents=True, exist_ok=True)
             args.json.write_text(json.dumps(figures, indent=2))
     finally:
-        with psycopg.connect(admin_url, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        db.drop()
 
 
 if __name__ == "__main__":

@@ -15,16 +15,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import secrets
 import statistics
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-import psycopg
+from scratch_db import ScratchDatabase  # a sibling: bench/ is the script's path
 from sqlalchemy import text
-from sqlalchemy.engine import make_url
 
 from resources.state.store import StateStore
 
@@ -46,14 +43,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--json", type=Path, help="Also write the figures to this file.")
     args = parser.parse_args()
-    admin_url = os.environ.get(
-        "CATLAS_BENCH_PG_ADMIN_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
-    )
-    name = f"catlas_bench_{secrets.token_hex(4)}"
-    with psycopg.connect(admin_url, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    url = make_url(admin_url).set(drivername="postgresql+psycopg", database=name)
-    store = StateStore.open(url.render_as_string(hide_password=False))
+    db = ScratchDatabase.create()
+    store = StateStore.open(db.url())
     try:
         started = time.perf_counter()
         with store.engine.begin() as conn:
@@ -137,8 +128,7 @@ def main() -> None:
             )
     finally:
         store.close()
-        with psycopg.connect(admin_url, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        db.drop()
 
 
 if __name__ == "__main__":

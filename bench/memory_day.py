@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import secrets
 import statistics
 import subprocess
 import sys
@@ -25,10 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
-import psycopg
-from sqlalchemy.engine import make_url
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the chaos tests' fleet machinery
+
+from scratch_db import ScratchDatabase  # a sibling: bench/ is the script's path
 
 from fixture_web import FixtureWeb
 from tests.chaos import fleet
@@ -59,14 +56,8 @@ def main() -> None:
     parser.add_argument("--every", type=float, default=1.0, help="seconds between samples")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    admin_url = os.environ.get(
-        "CATLAS_BENCH_PG_ADMIN_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
-    )
-    name = f"catlas_bench_{secrets.token_hex(4)}"
-    with psycopg.connect(admin_url, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    url = make_url(admin_url).set(drivername="postgresql+psycopg", database=name)
-    db_url = url.render_as_string(hide_password=False)
+    db = ScratchDatabase.create()
+    db_url = db.url()
     try:
         with FixtureWeb(fleet=args.domains) as web, tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp)
@@ -103,8 +94,7 @@ def main() -> None:
                 raise SystemExit(f"worker failed ({proc.returncode}): {out[-2000:]}{err}")
             fetched = len({r.path for r in web.requests if r.path.startswith("/load/")})
     finally:
-        with psycopg.connect(admin_url, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        db.drop()
     peak_line = [w for w in out.split() if w.startswith("peak_rss_kib=")]
     peak = int(peak_line[-1].split("=")[1]) / 1024 if peak_line else max(r for _, r in samples)
     figures = {

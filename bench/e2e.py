@@ -94,6 +94,11 @@ def measured(cmd: list[str], *, env: dict[str, str] | None = None, name: str) ->
 
 
 # -- catlas ----------------------------------------------------------------------------------
+# `--set NAME=VALUE` settings for every catlas command of the run (a setting compared
+# against its default, say); the pass's own settings still win.
+SETTINGS: dict[str, str] = {}
+
+
 def catlas_env(
     state: Path, hosts_file: Path, now: datetime, claim: int, **extra: str
 ) -> dict[str, str]:
@@ -112,6 +117,7 @@ def catlas_env(
         CATLAS_ROBOTS_TTL_S=str(10**9),
         COLUMNS="200",
     )
+    env.update(SETTINGS)
     env.update(extra)
     return env
 
@@ -284,7 +290,16 @@ def main() -> None:
     parser.add_argument("--wrk-seconds", type=int, default=5)
     parser.add_argument("--profile", action="store_true", help="cProfile a conditional pass")
     parser.add_argument("--out", type=Path, default=RESULTS / "e2e.json")
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="CATLAS_NAME=VALUE",
+        help="a catlas setting for every command of the run (repeatable)",
+    )  # fmt: skip
     args = parser.parse_args()
+    for item in args.set:
+        name, sep, value = item.partition("=")
+        if not sep or not name.startswith("CATLAS_"):
+            parser.error(f"--set {item!r}: expected CATLAS_NAME=VALUE")
+        SETTINGS[name] = value
 
     work = Path(tempfile.mkdtemp(prefix="catlas-bench-e2e-"))
     try:
@@ -326,6 +341,7 @@ def main() -> None:
             "total_bytes": sum(sizes),
             "rounds": len(rounds),
             "machine": {"cpus": os.cpu_count(), "load_avg_at_end": os.getloadavg()},
+            "settings": SETTINGS,
             "wrk": ceiling,
             **summarize(rounds),
             "raw_rounds": rounds,

@@ -20,7 +20,7 @@ def robots_check(obj: Context, url: str, agent: str | None) -> None:
     """Say whether URL may be fetched and which rule decided (exit 0 allowed, 1 not)."""
     from catlas_assets.services.robots_check import check_robots
 
-    obj.runtime.check_ready()
+    obj.runtime.check_ready(lake=False)  # it fetches robots.txt, and stores nothing
     result = check_robots(obj.runtime, url, agent)
     for line in result.lines():
         console.print(line, markup=False, highlight=False, soft_wrap=True)

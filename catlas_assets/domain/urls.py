@@ -3,15 +3,24 @@
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache, lru_cache
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
-
-import tldextract
 
 from catlas_assets.errors import CatlasError
 
-# suffix_list_urls=() keeps tldextract on its bundled snapshot: no download at run time.
-_EXTRACT = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
+if TYPE_CHECKING:
+    import tldextract
+
+
+@cache
+def _extractor() -> tldextract.TLDExtract:
+    # Imported at first use: tldextract brings `requests` along, a tenth of a second that
+    # a command checking one URL (`catlas robots check`) would pay for nothing.
+    import tldextract
+
+    # suffix_list_urls=() keeps tldextract on its bundled snapshot: no download at run time.
+    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
 
 
 class BadURL(CatlasError):
@@ -60,7 +69,7 @@ def registrable_domain(host_or_url: str) -> str:
 def _domain_of_host(host: str) -> str:
     # A tick asks for the same few hosts many times per sensor; the suffix-trie walk and
     # its result object cost more than the lookup.
-    return _EXTRACT(host).top_domain_under_public_suffix or host
+    return _extractor()(host).top_domain_under_public_suffix or host
 
 
 _HOST = re.compile(r"[a-z0-9_-]+(\.[a-z0-9_-]+)*|\[[0-9a-f:.]+\]")

@@ -209,15 +209,18 @@ class Runtime:
 
         return ObservePool(pool_size(self.settings.observe_workers), self.settings.parse_timeout_s)
 
-    def check_ready(self) -> None:
+    def check_ready(self, *, lake: bool = True) -> None:
         """Refuse a run up front when its environment cannot carry it to the end.
 
         Called before a run records anything (a run row, a claim, an object), so that a
         malformed ``CATLAS_HOSTS`` or an unwritable lake is one error and leaves the state
         store and the lake as they were, instead of failing halfway through the first fetch.
+        `lake=False` for a command that fetches and writes nothing (the lake's client is
+        not even imported).
         """
         _ = self.resolver  # parses the host map: ConfigError naming the bad line
-        self.storage.check_writable()  # StorageError naming the lake
+        if lake:
+            self.storage.check_writable()  # StorageError naming the lake
 
     def close(self) -> None:
         """Release what was opened (the state store's pool, the webhook client), only that."""

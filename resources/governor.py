@@ -12,7 +12,9 @@ domain's next start slot in the store (`next_start_at`), and the request waits f
 four schedulers asking one domain start its requests `spacing_s` apart between them too.
 Slots only keep requests apart if requests start on them: a request that wakes more than
 a fifth of the spacing after its slot (its event loop was busy) gives the slot up and books
-a new one, so a late start never lands just before another worker's next slot.
+a new one, so a late start never lands just before another worker's next slot. The same
+bound is checked again when the request's connection is ready (`send_gate`), just before
+its bytes leave: a new connection on a busy machine can take longer than the spacing.
 
 A domain with no spacing would cost one write transaction per request, so there the
 governor leases `budget_lease` units at once and hands them out in memory; a lease lives

@@ -55,7 +55,8 @@ class FleetDay:
     double_fetches: int
     spacing_violations: int  # two requests of one worker process to one domain too close
     # The same between two worker processes: the start slots booked in the store space
-    # them, and a worker that wakes late gives its slot up rather than crowd the next one.
+    # them, and a request that wakes, or has its connection ready, late gives its slot up
+    # rather than crowd the next one.
     cross_worker_gaps: int
     closest_gap_s: float
     peak_rss_mib: list[float]

@@ -483,7 +483,7 @@ class Fetcher:
         outgoing: _Outgoing = GET,
         domain: str | None = None,
     ) -> tuple[int, dict[str, str], bytes]:
-        attempt = 0
+        attempt = missed = 0
         repeatable = outgoing.method == "GET"
         while True:
             try:
@@ -495,7 +495,12 @@ class Fetcher:
                     truncate=truncate,
                     outgoing=outgoing,
                     domain=domain,
+                    missed=missed,
                 )
+            except send_gate.SlotMissed:
+                state.requests -= 1  # not sent: the governor books the next slot at once
+                missed += 1
+                continue
             except FetchFailure as failure:
                 if not failure.transient or attempt >= self.config.retries:
                     raise
@@ -523,39 +528,12 @@ class Fetcher:
         truncate: bool = False,
         outgoing: _Outgoing = GET,
         domain: str | None = None,
+        missed: int = 0,
     ) -> tuple[int, dict[str, str], bytes]:
-        attempt = 0
-        while True:
-            try:
-                return await self._governed_once(
-                    url,
-                    headers,
-                    state,
-                    max_bytes=max_bytes,
-                    truncate=truncate,
-                    outgoing=outgoing,
-                    domain=domain,
-                    attempt=attempt,
-                )
-            except send_gate.SlotMissed:
-                state.requests -= 1  # not sent: the governor books the next slot
-                attempt += 1
-
-    async def _governed_once(
-        self,
-        url: str,
-        headers: dict[str, str],
-        state: _Attempts,
-        *,
-        max_bytes: int,
-        truncate: bool,
-        outgoing: _Outgoing,
-        domain: str | None,
-        attempt: int,
-    ) -> tuple[int, dict[str, str], bytes]:
+        """One request under the governor; `missed` is how many slots it missed before."""
         waited_from = time.monotonic()
         governed = (
-            self.governor.permit(url, domain=domain, attempt=attempt) if self.governor else None
+            self.governor.permit(url, domain=domain, missed=missed) if self.governor else None
         )
         async with governed or contextlib.nullcontext():
             if state.deadline is not None:

@@ -140,14 +140,14 @@ class DomainGovernor:
 
     @asynccontextmanager
     async def permit(
-        self, url: str, *, domain: str | None = None, attempt: int = 0
+        self, url: str, *, domain: str | None = None, missed: int = 0
     ) -> AsyncIterator[None]:
         """Hold a request slot for `url`; raises Postponed when the domain may not be asked.
 
         `domain` is `url`'s registrable domain when the caller knows it already. On a shared
         slot the request must leave soon after it (`send_gate`); one that could not raises
-        `SlotMissed` out of the block, and its caller asks again with `attempt` + 1 (the unit
-        goes back with the next booking; the last attempt sends however late).
+        `SlotMissed` out of the block, and its caller asks again with `missed` + 1 (the unit
+        goes back with the next booking; after MAX_REBOOKINGS misses it sends however late).
         """
         domain = domain or registrable_domain(url)
         state = self._domain(domain)
@@ -158,7 +158,7 @@ class DomainGovernor:
                 start_at = await self._take_unit(domain, state) if self.budgets else None
                 state.last_start, start_at = await self._wait_for_slot(domain, state, start_at)
             deadline = None
-            if start_at is not None and attempt < MAX_REBOOKINGS:
+            if start_at is not None and missed < MAX_REBOOKINGS:
                 deadline = start_at + self.spacing_for(domain) * LATE_SLOT_FRACTION
             try:
                 with send_gate.send_by(deadline):

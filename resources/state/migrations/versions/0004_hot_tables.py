@@ -18,6 +18,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
+from resources.state.migrations.storage_params import reset_params, set_params
+
 revision: str = "0004_hot_tables"
 down_revision: str | None = "0003_site_crawl"
 branch_labels: str | Sequence[str] | None = None
@@ -78,17 +80,11 @@ def upgrade() -> None:
     op.add_column("sensors", sa.Column("raw_hash", sa.String(length=64), nullable=True))
     for name in RATE_COLUMNS:
         op.add_column("sensors", sa.Column(name, sa.Float(), nullable=True))
-    if op.get_bind().dialect.name != "postgresql":
-        return
-    for table, params in HOT_TABLES.items():
-        settings = ", ".join(f"{key} = {value}" for key, value in params.items())
-        op.execute(f"ALTER TABLE {table} SET ({settings})")
+    set_params(HOT_TABLES)
 
 
 def downgrade() -> None:
-    if op.get_bind().dialect.name == "postgresql":
-        for table, params in HOT_TABLES.items():
-            op.execute(f"ALTER TABLE {table} RESET ({', '.join(params)})")
+    reset_params(HOT_TABLES)
     for name in RATE_COLUMNS:
         op.drop_column("sensors", name)
     op.drop_column("sensors", "raw_hash")

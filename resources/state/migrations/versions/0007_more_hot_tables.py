@@ -13,7 +13,7 @@ where a row is rewritten in place). SQLite has no autovacuum of this kind: nothi
 
 from collections.abc import Sequence
 
-from alembic import op
+from resources.state.migrations.storage_params import reset_params, set_params
 
 revision: str = "0007_more_hot_tables"
 down_revision: str | None = "0006_domain_slots"
@@ -41,14 +41,8 @@ HOT_TABLES: dict[str, dict[str, str]] = {
 
 
 def upgrade() -> None:
-    if op.get_bind().dialect.name != "postgresql":
-        return
-    for table, params in HOT_TABLES.items():
-        settings = ", ".join(f"{key} = {value}" for key, value in params.items())
-        op.execute(f"ALTER TABLE {table} SET ({settings})")
+    set_params(HOT_TABLES)
 
 
 def downgrade() -> None:
-    if op.get_bind().dialect.name == "postgresql":
-        for table, params in HOT_TABLES.items():
-            op.execute(f"ALTER TABLE {table} RESET ({', '.join(params)})")
+    reset_params(HOT_TABLES)

@@ -26,7 +26,6 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from multidict import CIMultiDict
 from yarl import URL
 
-from resources import send_gate
 from resources.resolver import ResolutionError, Resolver, UnsafeDestination
 
 # Generous header limits: a page with large cookies or many headers is the site's data,
@@ -97,8 +96,6 @@ class _Body(httpx.AsyncByteStream):
         try:
             async for chunk in self._response.content.iter_chunked(_CHUNK):
                 yield chunk
-        except send_gate.SlotMissed:
-            raise  # nothing was sent: the fetcher books a new slot
         except Exception as exc:  # mapped to the httpx error of the same meaning
             raise _as_httpx_error(exc, self._url) from exc
 
@@ -107,19 +104,6 @@ class _Body(httpx.AsyncByteStream):
             self._response.release()  # read to its end: the connection is reused
         else:
             self._response.close()  # left early: the rest is never read
-
-
-def _send_gate_trace() -> aiohttp.TraceConfig:
-    """Check the send gate once the connection is ready, new or reused: a GET's bytes are
-    then written without another turn of the event loop."""
-
-    async def check(*_: object) -> None:
-        send_gate.check()
-
-    trace = aiohttp.TraceConfig()
-    trace.on_connection_create_end.append(check)
-    trace.on_connection_reuseconn.append(check)
-    return trace
 
 
 class AiohttpTransport(httpx.AsyncBaseTransport):
@@ -158,7 +142,6 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
             )
             self._session = aiohttp.ClientSession(
                 connector=connector,
-                trace_configs=[_send_gate_trace()],
                 cookie_jar=aiohttp.DummyCookieJar(),  # httpx keeps the cookies
                 auto_decompress=False,  # the fetcher decodes under its byte cap
                 skip_auto_headers=("Accept", "Accept-Encoding", "User-Agent", "Content-Type"),
@@ -196,8 +179,6 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
                     sock_read=timeouts.get("read"),
                 ),
             )
-        except send_gate.SlotMissed:
-            raise  # nothing was sent: the fetcher books a new slot
         except Exception as exc:  # mapped to the httpx error of the same meaning
             raise _as_httpx_error(exc, request.url, request) from exc
         return httpx.Response(

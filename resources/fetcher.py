@@ -43,7 +43,6 @@ from catlas_assets.domain.pipeline_data import Fetched
 from catlas_assets.domain.robots import MAX_PARSE_BYTES
 from catlas_assets.domain.urls import registrable_domain
 from catlas_assets.domain.vocabulary import FailureClass
-from resources import send_gate
 from resources.aiohttp_transport import AiohttpTransport
 from resources.body_decoding import (
     ACCEPT_ENCODING,
@@ -125,7 +124,6 @@ class _Transport(httpx.AsyncBaseTransport):
         origin = (url.host, url.port)
         if url.scheme == "http" or origin in self._http11_origins:
             return await self._h1.handle_async_request(request)
-        send_gate.check()  # httpcore connects inside: checked before, not at the write
         response = await self._h2_transport().handle_async_request(request)
         if response.extensions.get("http_version") != b"HTTP/2":
             if len(self._http11_origins) >= self._MAX_ORIGINS:
@@ -483,7 +481,7 @@ class Fetcher:
         outgoing: _Outgoing = GET,
         domain: str | None = None,
     ) -> tuple[int, dict[str, str], bytes]:
-        attempt = missed = 0
+        attempt = 0
         repeatable = outgoing.method == "GET"
         while True:
             try:
@@ -495,12 +493,7 @@ class Fetcher:
                     truncate=truncate,
                     outgoing=outgoing,
                     domain=domain,
-                    missed=missed,
                 )
-            except send_gate.SlotMissed:
-                state.requests -= 1  # not sent: the governor books the next slot at once
-                missed += 1
-                continue
             except FetchFailure as failure:
                 if not failure.transient or attempt >= self.config.retries:
                     raise
@@ -528,13 +521,10 @@ class Fetcher:
         truncate: bool = False,
         outgoing: _Outgoing = GET,
         domain: str | None = None,
-        missed: int = 0,
     ) -> tuple[int, dict[str, str], bytes]:
-        """One request under the governor; `missed` is how many slots it missed before."""
+        """One request under the governor."""
         waited_from = time.monotonic()
-        governed = (
-            self.governor.permit(url, domain=domain, missed=missed) if self.governor else None
-        )
+        governed = self.governor.permit(url, domain=domain) if self.governor else None
         async with governed or contextlib.nullcontext():
             if state.deadline is not None:
                 # Politeness waits are not the server's slowness: they extend the deadline.

@@ -7,14 +7,14 @@ daily budget in the state store, which also refuses while `blocked_until` (set f
 Retry-After) lies ahead. A refusal is `Postponed`, which the fetch turns into the
 `skipped` outcome: the sensor is rescheduled, nothing counts as a failure.
 
-Spacing holds across workers: for a spaced domain each unit reserved also books the
-domain's next start slot in the store (`next_start_at`), and the request waits for it, so
-four schedulers asking one domain start its requests `spacing_s` apart between them too.
-Slots only keep requests apart if requests start on them: a request that wakes more than
-a fifth of the spacing after its slot (its event loop was busy) gives the slot up and books
-a new one, so a late start never lands just before another worker's next slot. The same
-bound is checked again when the request's connection is ready (`send_gate`), just before
-its bytes leave: a new connection on a busy machine can take longer than the spacing.
+Spacing holds across workers, by turns: a spaced domain's requests of every worker take
+turns kept in the store (`DomainBudgets.take_turn`). A turn is granted only while fewer than
+`concurrency` are held and `spacing_s` has passed since the last start; it is handed back
+once the answer has been read (`end_turn`), and one at a time the next start also waits
+`spacing_s` from that end. The next worker asks only after the hand-back commits, so the
+site answered the last request a full spacing before the next one leaves, however late
+either's bytes were on their way (a busy machine, a new connection): the order is causal,
+not a matter of timing. A worker that dies holding a turn holds it `turn_hold_s` at most.
 
 A domain with no spacing would cost one write transaction per request, so there the
 governor leases `budget_lease` units at once and hands them out in memory; a lease lives
@@ -29,7 +29,10 @@ owns one and every concurrent sensor of that tick goes through it.
 from __future__ import annotations
 
 import asyncio
+import itertools
+import logging
 import time
+import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -38,10 +41,14 @@ from typing import TYPE_CHECKING
 
 from catlas_assets.domain.pacing import budget_day, retry_after_until, spacing_s
 from catlas_assets.domain.urls import registrable_domain
-from resources import send_gate
 
 if TYPE_CHECKING:  # the budgets live in the state store (SQLAlchemy): not needed to import
     from resources.state.domain_budgets import DomainBudgets, Reservation
+
+log = logging.getLogger(__name__)
+# The store's answer when a spaced domain's turns are all held or its spacing has not
+# passed (`resources.state.domain_budgets.TURN_BUSY`, not imported: SQLAlchemy stays lazy).
+TURN_BUSY = "turn_busy"
 
 
 class Postponed(Exception):
@@ -58,7 +65,7 @@ class Postponed(Exception):
 class _Domain:
     semaphore: asyncio.Semaphore
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    last_start: float | None = None  # monotonic: the slot the last request started on
+    last_start: float | None = None  # monotonic: when the last request started
     last_end: float | None = None  # monotonic: when the last request's answer was read
     crawl_delays: dict[str, float] = field(default_factory=dict)  # per origin (robots.txt)
     refill: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -66,17 +73,11 @@ class _Domain:
     leased_at: float = 0.0  # monotonic
     lease_day: str = ""
     recorded_delay: tuple[float | None] | None = None  # (delay,) the store was last told
-    missed: int = 0  # units of slots missed at the send gate, given back at the next booking
 
 
 # A lease older than this is given back before new units are taken: blocks and budget
 # changes made by other workers are seen within it.
 LEASE_TTL_S = 1.0
-# A booked slot is kept if the request wakes within this fraction of the spacing after it.
-LATE_SLOT_FRACTION = 0.2
-# Slots given up in a row before a request starts late anyway (a loop that is always late
-# would otherwise book for ever); each re-booking is a store transaction.
-MAX_REBOOKINGS = 3
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,7 @@ class GovernorConfig:
     crawl_delay_max_s: float = 60.0
     retry_after_max_s: float = 86400.0
     budget_lease: int = 1
+    turn_hold_s: float = 120.0  # the longest a request may take: then its turn is free
 
 
 class DomainGovernor:
@@ -100,6 +102,8 @@ class DomainGovernor:
         self.now = now
         self.budgets = budgets
         self._domains: dict[str, _Domain] = {}
+        self._holder = uuid.uuid4().hex[:12]  # names this governor's turns in the store
+        self._turns = itertools.count(1)
 
     def _domain(self, domain: str) -> _Domain:
         state = self._domains.get(domain)
@@ -139,43 +143,38 @@ class DomainGovernor:
             await asyncio.to_thread(self.budgets.record_crawl_delay, domain, largest, self.now())
 
     @asynccontextmanager
-    async def permit(
-        self, url: str, *, domain: str | None = None, missed: int = 0
-    ) -> AsyncIterator[None]:
+    async def permit(self, url: str, *, domain: str | None = None) -> AsyncIterator[None]:
         """Hold a request slot for `url`; raises Postponed when the domain may not be asked.
 
-        `domain` is `url`'s registrable domain when the caller knows it already. On a shared
-        slot the request must leave soon after it (`send_gate`); one that could not raises
-        `SlotMissed` out of the block, and its caller asks again with `missed` + 1 (the unit
-        goes back with the next booking; after MAX_REBOOKINGS misses it sends however late).
+        `domain` is `url`'s registrable domain when the caller knows it already.
         """
         domain = domain or registrable_domain(url)
         state = self._domain(domain)
         async with state.semaphore:
+            turn = None
             async with state.lock:
-                # Booked under the lock, so this worker's requests start in the order of
-                # their slots. Spacing is real time (the load on the site), not the virtual clock.
-                start_at = await self._take_unit(domain, state) if self.budgets else None
-                state.last_start, start_at = await self._wait_for_slot(domain, state, start_at)
-            deadline = None
-            if start_at is not None and missed < MAX_REBOOKINGS:
-                deadline = start_at + self.spacing_for(domain) * LATE_SLOT_FRACTION
+                # Taken under the lock, so this worker's requests start in order. Spacing
+                # is real time (the load on the site), not the virtual clock.
+                if self.budgets is None:
+                    await self._wait_locally(domain, state)
+                elif self.spacing_for(domain) > 0:
+                    turn = await self._take_turn(domain, state)
+                else:
+                    await self._take_unit(domain, state)
+                state.last_start = time.monotonic()
             try:
-                with send_gate.send_by(deadline):
-                    yield
-            except send_gate.SlotMissed:
-                state.missed += 1
-                raise
+                yield
             finally:
                 state.last_end = time.monotonic()
+                if turn is not None:
+                    await self._end_turn(domain, turn)
 
     def _ready_in(self, domain: str, state: _Domain) -> float:
         """Seconds until this worker's own spacing lets `domain` be asked again.
 
-        It counts from the slot the last request started on, and one at a time also from
-        the end of its answer (as Nutch's fetcher does): then the site sees the gap even when
-        a request spent long on its way (a new connection on a busy machine) and the next
-        did not. It also keeps a Crawl-delay learnt after the next slot was booked.
+        It counts from the start of the last request, and one at a time also from the end
+        of its answer (as Nutch's fetcher does). It also keeps a Crawl-delay learnt after
+        the store was last told the domain's spacing.
         """
         spacing = self.spacing_for(domain)
         ready = state.last_start + spacing if state.last_start is not None else 0.0
@@ -183,71 +182,92 @@ class DomainGovernor:
             ready = max(ready, state.last_end + spacing)
         return max(0.0, ready - time.monotonic())
 
-    async def _wait_for_slot(
-        self, domain: str, state: _Domain, start_at: float | None
-    ) -> tuple[float, float | None]:
-        """Sleep until the request may start: the monotonic instant of the slot it starts on,
-        and that slot's wall-clock second when it is a shared one.
+    async def _wait_locally(self, domain: str, state: _Domain) -> None:
+        """No store (one process, nothing shared): this worker's own spacing is all."""
+        if (wait := self._ready_in(domain, state)) > 0:
+            await asyncio.sleep(wait)
 
-        `start_at` is the shared slot booked in the store (wall clock), if any.
-        """
-        rebooked = 0
-        while True:
-            wait = self._ready_in(domain, state)
-            if start_at is not None:
-                wait = max(wait, start_at - time.time())
-            if wait > 0:
-                await asyncio.sleep(wait)
-            if start_at is None:
-                return time.monotonic(), None
-            late = time.time() - start_at
-            if late <= self.spacing_for(domain) * LATE_SLOT_FRACTION or rebooked == MAX_REBOOKINGS:
-                # The slot, not the wake-up, is what the next local bound counts from:
-                # counting lateness in would push every later request off its slot too.
-                return time.monotonic() - max(0.0, late), start_at
-            start_at = (await self._book(domain, state, returning=1)).start_at
-            rebooked += 1
-
-    async def _book(
-        self, domain: str, state: _Domain, *, units: int = 1, returning: int = 0
-    ) -> Reservation:
-        """Reserve budget units in the store, for a spaced domain with the next start slot
-        no earlier than this worker's own spacing allows (one transaction)."""
+    async def _take_turn(self, domain: str, state: _Domain) -> str:
+        """Wait for a turn of a spaced domain (a budget unit with it); its id."""
         assert self.budgets is not None
-        reservation = await asyncio.to_thread(
-            self.budgets.reserve,
-            domain,
-            self.now(),
-            units=units,
-            returning=returning,
-            spacing_s=self.spacing_for(domain),
-            not_before=time.time() + self._ready_in(domain, state),
-        )
+        turn = f"{self._holder}-{next(self._turns)}"
+        returning = self._unused_lease(state)
+        while True:
+            spacing = self.spacing_for(domain)
+            reservation = await asyncio.to_thread(
+                self.budgets.take_turn,
+                domain,
+                self.now(),
+                turn=turn,
+                spacing_s=spacing,
+                concurrency=self.config.concurrency,
+                hold_s=self.config.turn_hold_s,
+                not_before=time.time() + self._ready_in(domain, state),
+                returning=returning,
+            )
+            returning = 0
+            self._heard_delay(state, reservation)
+            if reservation.granted:
+                return turn
+            if reservation.reason != TURN_BUSY:
+                raise Postponed(reservation.reason, reservation.detail, reservation.retry_at)
+            await asyncio.sleep(max(0.0, (reservation.retry_at_s or 0.0) - time.time()))
+
+    async def _end_turn(self, domain: str, turn: str) -> None:
+        assert self.budgets is not None
+        try:
+            await asyncio.to_thread(
+                self.budgets.end_turn,
+                domain,
+                self.now(),
+                turn=turn,
+                spacing_s=self.spacing_for(domain),
+                from_end=self.config.concurrency == 1,
+            )
+        except Exception as exc:  # the request's own outcome stands; the hold runs out
+            log.warning(
+                "turn %s of %s not handed back (%s); it is free in %g s at most",
+                turn, domain, exc, self.config.turn_hold_s,
+            )  # fmt: skip
+
+    @staticmethod
+    def _heard_delay(state: _Domain, reservation: Reservation) -> None:
         if state.recorded_delay is None:
             state.recorded_delay = (reservation.crawl_delay_s,)
-        if not reservation.granted:  # a re-booking's unit went back with the refusal
-            raise Postponed(reservation.reason, reservation.detail, reservation.retry_at)
-        return reservation
 
-    async def _take_unit(self, domain: str, state: _Domain) -> float | None:
-        """Take a budget unit; for a spaced domain, the wall-clock second its slot starts."""
+    @staticmethod
+    def _unused_lease(state: _Domain) -> int:
+        """Units leased while the domain had no spacing (a Crawl-delay came since): they go
+        back with the next store transaction."""
+        left, state.leased = state.leased, 0
+        return left
+
+    async def _take_unit(self, domain: str, state: _Domain) -> None:
+        """Take a budget unit of a domain with no spacing, from a lease when one is left."""
+        assert self.budgets is not None
         day = budget_day(self.now())
         if self._lease_usable(state, day):
             state.leased -= 1
-            return None
+            return
         async with state.refill:  # one refill at a time; the others use what it took
             if self._lease_usable(state, day):
                 state.leased -= 1
-                return None
-            returning = state.leased + state.missed if state.lease_day == day else 0
-            state.leased = state.missed = 0
-            reservation = await self._book(
-                domain, state, units=self.config.budget_lease, returning=returning
+                return
+            returning = state.leased if state.lease_day == day else 0
+            state.leased = 0
+            reservation = await asyncio.to_thread(
+                self.budgets.reserve,
+                domain,
+                self.now(),
+                units=self.config.budget_lease,
+                returning=returning,
             )
+            self._heard_delay(state, reservation)
+            if not reservation.granted:
+                raise Postponed(reservation.reason, reservation.detail, reservation.retry_at)
             state.leased = reservation.units - 1
             state.leased_at = time.monotonic()
             state.lease_day = day
-            return reservation.start_at
 
     @staticmethod
     def _lease_usable(state: _Domain, day: str) -> bool:
@@ -264,7 +284,7 @@ class DomainGovernor:
         now = self.now()
         day = budget_day(now)
         for domain, state in self._domains.items():
-            left, state.leased, state.missed = state.leased + state.missed, 0, 0
+            left, state.leased = state.leased, 0
             if left and state.lease_day == day:
                 await asyncio.to_thread(self.budgets.give_back, domain, left, now)
 

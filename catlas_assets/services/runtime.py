@@ -142,6 +142,9 @@ class Runtime:
                 crawl_delay_max_s=s.crawl_delay_max_s,
                 retry_after_max_s=s.retry_after_max_s,
                 budget_lease=s.domain_budget_lease,
+                # A request lasts a fetch's total timeout at most; a dead worker's turn then
+                # frees itself well after any live request would have ended.
+                turn_hold_s=2 * s.fetch_total_timeout_s,
             ),
             now=self.clock.now,
             budgets=self.domain_budgets,

@@ -28,7 +28,11 @@ class Reservation:
     retry_at: datetime | None = None
     units: int = 0  # granted: how many request units were taken (at least 1)
     crawl_delay_s: float | None = None  # the Crawl-delay the store holds for the domain
-    start_at: float | None = None  # granted and spaced: wall-clock second of the booked start
+    retry_at_s: float | None = None  # TURN_BUSY: the wall-clock second worth asking again
+
+
+# A spaced domain's turns are all held, or its spacing has not passed yet: ask again later.
+TURN_BUSY = "turn_busy"
 
 
 def _next_utc_midnight(now: datetime) -> datetime:
@@ -88,69 +92,142 @@ class DomainBudgets:
         return int(result.rowcount or 0)
 
     def reserve(
+        self, domain: str, now: datetime, *, units: int = 1, returning: int = 0
+    ) -> Reservation:
+        """Take up to `units` request units of `domain`'s daily budget (at least one, or none
+        when it is blocked or spent), first giving back `returning` units of today's that
+        were taken and not used; one transaction either way."""
+
+        def action(conn: Connection) -> Reservation:
+            row = self._row(conn, domain, now)
+            used, refusal = self._refusal(conn, row, domain, now, returning)
+            if refusal is not None:
+                return refusal
+            granted = min(max(1, units), row["daily_budget"] - used)
+            self._set_used(conn, domain, used + granted, budget_day(now), now)
+            return Reservation(True, units=granted, crawl_delay_s=row.get("crawl_delay_s"))
+
+        return self._locked(action)
+
+    def take_turn(
         self,
         domain: str,
         now: datetime,
         *,
-        units: int = 1,
+        turn: str,
+        spacing_s: float,
+        concurrency: int,
+        hold_s: float,
+        not_before: float = 0.0,
         returning: int = 0,
-        spacing_s: float = 0.0,
-        not_before: float | None = None,
     ) -> Reservation:
-        """Take up to `units` request units of `domain`'s daily budget (at least one, or none
-        when it is blocked or spent), first giving back `returning` units of today's that
-        were taken and not used; one transaction either way.
+        """One request of a spaced `domain`, shared by every worker: a unit of the budget and
+        one of the domain's `concurrency` turns, granted only once `spacing_s` has passed
+        since the last start (and, one at a time, since the last answer ended: `end_turn`).
 
-        With `spacing_s`, one unit also books the domain's next start slot, shared by every
-        worker: the first free wall-clock second at least `spacing_s` after the last booked,
-        and no earlier than `not_before` (the caller's own spacing).
+        Not granted while the turns are all held or the spacing has not passed: `reason` is
+        TURN_BUSY and `retry_at_s` the wall-clock second worth asking again; no unit is taken.
+        A turn is held until `end_turn` or for `hold_s` at most (its worker may have died).
+        `not_before` is the caller's own spacing (wall clock); `returning` as for `reserve`.
         """
 
         def action(conn: Connection) -> Reservation:
             row = self._row(conn, domain, now)
-            day = budget_day(now)
-            # Lazy daily reset: what was left over on another day is not today's to return.
-            today = row["budget_day"] == day
-            used = max(0, row["used_today"] - returning) if today else 0
-            blocked_until = row["blocked_until"]
-            refusal = None
-            if blocked_until is not None and blocked_until > now:
-                refusal = Reservation(
-                    False,
-                    "domain_blocked",
-                    f"{domain} blocked until {blocked_until:%Y-%m-%d %H:%M:%S}Z",
-                    blocked_until,
-                    crawl_delay_s=row.get("crawl_delay_s"),
-                )
-            elif used >= row["daily_budget"]:
-                refusal = Reservation(
-                    False,
-                    "budget_exhausted",
-                    f"daily budget of {row['daily_budget']} requests to {domain} used",
-                    _next_utc_midnight(now),
-                    crawl_delay_s=row.get("crawl_delay_s"),
-                )
+            used, refusal = self._refusal(conn, row, domain, now, returning)
             if refusal is not None:
-                if returning and today:
-                    self._set_used(conn, domain, used, day, now)
                 return refusal
-            # A booked slot is one request; only an unspaced domain leases several units.
-            want = 1 if spacing_s > 0 else max(1, units)
-            granted = min(want, row["daily_budget"] - used)
-            self._set_used(conn, domain, used + granted, day, now)
-            start_at = None
-            if spacing_s > 0:
-                start_at = max(time.time(), row.get("next_start_at") or 0.0, not_before or 0.0)
-                conn.execute(
-                    update(domain_budgets)
-                    .where(domain_budgets.c.domain == domain)
-                    .values(next_start_at=start_at + spacing_s)
+            wall = time.time()
+            held = {k: v for k, v in (row.get("turns") or {}).items() if v > wall}
+            free_at = max(row.get("next_start_at") or 0.0, not_before)
+            if len(held) >= concurrency or free_at > wall:
+                # All turns held: an answer that ends now frees one a spacing later at the
+                # earliest, so asking sooner is wasted; else the next start is known.
+                retry_at = wall + spacing_s if len(held) >= concurrency else free_at
+                if len(held) != len(row.get("turns") or {}):
+                    self._set_turns(conn, domain, held)  # expired turns of dead workers
+                if returning:
+                    self._set_used(conn, domain, used, budget_day(now), now)
+                return Reservation(
+                    False,
+                    TURN_BUSY,
+                    f"{domain}: next request at {retry_at:.3f}",
+                    crawl_delay_s=row.get("crawl_delay_s"),
+                    retry_at_s=retry_at,
                 )
-            return Reservation(
-                True, units=granted, crawl_delay_s=row.get("crawl_delay_s"), start_at=start_at
-            )
+            held[turn] = wall + hold_s
+            self._set_used(conn, domain, used + 1, budget_day(now), now)
+            self._set_turns(conn, domain, held, next_start_at=wall + spacing_s)
+            return Reservation(True, units=1, crawl_delay_s=row.get("crawl_delay_s"))
 
         return self._locked(action)
+
+    def end_turn(
+        self, domain: str, now: datetime, *, turn: str, spacing_s: float, from_end: bool
+    ) -> None:
+        """The answer of `turn`'s request has been read: the turn is free again, and with
+        `from_end` (one request at a time) the next start waits `spacing_s` from now.
+
+        The next worker asks only after this commits, so the site has seen this request
+        (it answered it) a full spacing before the next one leaves, however late either's
+        bytes were on their way: the order is causal, not a matter of timing.
+        """
+
+        def action(conn: Connection) -> None:
+            row = self._row(conn, domain, now)
+            wall = time.time()
+            held = {k: v for k, v in (row.get("turns") or {}).items() if k != turn and v > wall}
+            next_start = row.get("next_start_at") or 0.0
+            if from_end:
+                next_start = max(next_start, wall + spacing_s)
+            self._set_turns(conn, domain, held, next_start_at=next_start)
+
+        self._locked(action)
+
+    def _refusal(
+        self, conn: Connection, row: dict[str, Any], domain: str, now: datetime, returning: int
+    ) -> tuple[int, Reservation | None]:
+        """Today's units in use once `returning` went back, and why not, if the domain may
+        not be asked (blocked or spent); a refusal still gives the units back."""
+        day = budget_day(now)
+        # Lazy daily reset: what was left over on another day is not today's to return.
+        today = row["budget_day"] == day
+        used = max(0, row["used_today"] - returning) if today else 0
+        blocked_until = row["blocked_until"]
+        refusal = None
+        if blocked_until is not None and blocked_until > now:
+            refusal = Reservation(
+                False,
+                "domain_blocked",
+                f"{domain} blocked until {blocked_until:%Y-%m-%d %H:%M:%S}Z",
+                blocked_until,
+                crawl_delay_s=row.get("crawl_delay_s"),
+            )
+        elif used >= row["daily_budget"]:
+            refusal = Reservation(
+                False,
+                "budget_exhausted",
+                f"daily budget of {row['daily_budget']} requests to {domain} used",
+                _next_utc_midnight(now),
+                crawl_delay_s=row.get("crawl_delay_s"),
+            )
+        if refusal is not None and returning and today:
+            self._set_used(conn, domain, used, day, now)
+        return used, refusal
+
+    @staticmethod
+    def _set_turns(
+        conn: Connection,
+        domain: str,
+        held: dict[str, float],
+        *,
+        next_start_at: float | None = None,
+    ) -> None:
+        values: dict[str, Any] = {"turns": held}
+        if next_start_at is not None:
+            values["next_start_at"] = next_start_at
+        conn.execute(
+            update(domain_budgets).where(domain_budgets.c.domain == domain).values(**values)
+        )
 
     def give_back(self, domain: str, units: int, now: datetime) -> None:
         """Return `units` taken today and not used (a lease left over at the end of a tick)."""

@@ -243,6 +243,8 @@ domain_budgets = Table(
     Column("crawl_delay_s", Float),
     # Wall-clock seconds (epoch) before which no worker starts the domain's next request.
     Column("next_start_at", Float),
+    # A spaced domain's requests in flight, every worker's: {turn id: held until (epoch s)}.
+    Column("turns", JSON),
     _ts("updated_at", nullable=False),
 )
 

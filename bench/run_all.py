@@ -171,6 +171,10 @@ def rows(
         Row("refresh: mean detection delay, h (rate_estimate / fixed)",
             pol["rate_estimate"]["mean_delay_h"], pol["fixed"]["mean_delay_h"], "fixed interval",
             "≤ 0.45×", lambda c, r: r <= 0.45, 2),
+        # The bound: √rate with the true rates, which no policy that learns them beats.
+        Row("refresh: mean detection delay, h (√rate oracle / Nutch)",
+            pol["sqrt_oracle"]["mean_delay_h"], pol["nutch"]["mean_delay_h"], "Nutch adaptive",
+            "—", None, 2),
         Row("refresh: mean detection delay, h (spec formula / Nutch)",
             pol["spec"]["mean_delay_h"], pol["nutch"]["mean_delay_h"], "Nutch adaptive", "—",
             None, 2),

@@ -38,7 +38,7 @@ def test_four_workers_fetch_every_page_once_and_keep_every_domain_spaced(
 
     assert day.fetched == SENSORS and day.double_fetches == 0
     assert day.spacing_violations == 0, f"closest gap {day.closest_gap_s:.3f}s"
-    # The booked start slots space the workers between them too.
+    # The domain's turns in the store space the workers between them too.
     assert day.cross_worker_gaps == 0
     assert len(day.peak_rss_mib) == 2 * WORKERS and all(m > 0 for m in day.peak_rss_mib)
     assert broken(day.invariants) == {}

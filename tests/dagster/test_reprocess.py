@@ -16,6 +16,7 @@ import pytest
 from catlas_assets.definitions import defs
 from catlas_assets.defs.resources import CatlasResource
 from catlas_assets.domain import lake_rows
+from catlas_assets.domain.extract.extraction import EXTRACTOR_VERSION
 from catlas_assets.services import catalog, compaction, reprocess
 from catlas_assets.services.runtime import Runtime
 from catlas_assets.services.sensor_run import run_one
@@ -154,13 +155,13 @@ def test_a_new_extractor_version_is_written_and_a_scope_keeps_other_rows(
         )
         result = reprocess.reprocess(runtime, scope)
         assert result.new_extractor_version == "extract-next"
-        assert result.old_extractor_versions == ["extract-1"]
+        assert result.old_extractor_versions == [EXTRACTOR_VERSION]
         versions = dict(
             runtime.lake.connect()
             .sql("SELECT surface, string_agg(DISTINCT extractor_version) FROM snapshots GROUP BY 1")
             .fetchall()
         )
-        assert versions == {"pricing": "extract-next", "careers": "extract-1"}
+        assert versions == {"pricing": "extract-next", "careers": EXTRACTOR_VERSION}
         assert _counts(runtime) == before
     finally:
         runtime.close()
@@ -220,7 +221,7 @@ def test_a_reader_sees_each_hour_wholly_old_or_wholly_new(
         assert reading.keys() == before.keys()  # no hour ever missing
         for hour, (count, versions) in reading.items():
             assert count == before[hour], hour
-            assert versions in (["extract-1"], ["extract-next"]), (hour, versions)
+            assert versions in ([EXTRACTOR_VERSION], ["extract-next"]), (hour, versions)
     final = hours()
     assert {tuple(v) for *_, v in final} == {("extract-next",)}
 

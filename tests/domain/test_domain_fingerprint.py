@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import random
 import re
 
@@ -10,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from catlas_assets.domain import fingerprint
 from catlas_assets.domain.fingerprint import hamming, simhash64
 
 VOCABULARY = [f"word{i}" for i in range(600)]
@@ -57,35 +57,38 @@ def test_hamming_counts_differing_bits_of_signed_values() -> None:
     assert hamming(0b1011, 0b0001) == 2
 
 
-@pytest.mark.parametrize(
-    ("text", "value"),
-    [
-        ("one", 3815355558890182089),
-        ("one two", 561697725256166493),
-        ("one two three", 7274879177180986167),
-        ("Senior Engineer, Berlin! We are hiring in Berlin and Paris", 2370040204947489985),
-        ("ünïcode wörds here and there", -4492183517248201434),
-    ],
-)
-def test_fingerprints_stay_the_stored_ones(text: str, value: int) -> None:
-    # Sensors and the lake keep these values: a faster computation must give the same.
-    assert simhash64(text) == value
-
-
 def _reference_simhash64(text: str) -> int:
-    # The fingerprint as first written: words of the lower-cased text, shingles as str.
-    words = re.findall(r"\w+", text.lower())
-    if not words:
+    # The fingerprint as its docstring states it, word by word in plain Python.
+    mask = (1 << 64) - 1
+
+    def mix(x: int) -> int:
+        x ^= x >> 30
+        x = (x * 0xBF58476D1CE4E5B9) & mask
+        x ^= x >> 27
+        x = (x * 0x94D049BB133111EB) & mask
+        return x ^ (x >> 31)
+
+    def word_hash(word: bytes) -> int:
+        poly = 0
+        for byte in word:
+            poly = (poly * fingerprint.P + byte) & mask
+        return mix((poly + len(word)) & mask)
+
+    hashes = [word_hash(w.encode()) for w in re.findall(r"\w+", text.lower())]
+    if not hashes:
         return 0
-    if len(words) < 3:
-        shingles = [" ".join(words)]
+    if len(hashes) < 3:
+        hashes = [*hashes, 0, 0][:3]
+        shingles = [mix((hashes[0] * fingerprint.K1 + hashes[1] * fingerprint.K2) & mask)]
     else:
-        shingles = [" ".join(words[i : i + 3]) for i in range(len(words) - 2)]
+        shingles = [
+            mix((a * fingerprint.K1 + b * fingerprint.K2 + c) & mask)
+            for a, b, c in zip(hashes, hashes[1:], hashes[2:], strict=False)
+        ]
     votes = [0] * 64
     for shingle in shingles:
-        value = int.from_bytes(hashlib.blake2b(shingle.encode(), digest_size=8).digest(), "big")
         for bit in range(64):
-            votes[bit] += 1 if value >> (63 - bit) & 1 else -1
+            votes[bit] += 1 if shingle >> (63 - bit) & 1 else -1
     unsigned = sum(1 << (63 - bit) for bit in range(64) if votes[bit] > 0)
     return unsigned - (1 << 64) if unsigned >= 1 << 63 else unsigned
 
@@ -102,3 +105,31 @@ def _reference_simhash64(text: str) -> int:
 )
 def test_fingerprint_equals_the_reference_computation(text: str) -> None:
     assert simhash64(text) == _reference_simhash64(text)
+
+
+def test_a_text_longer_than_a_segment_is_fingerprinted_as_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Positions are counted per segment of the text; the value must not depend on where
+    the segments are cut."""
+    text = " ".join(_text(7, words=3000))
+    whole = simhash64(text)
+    monkeypatch.setattr(fingerprint, "_SEGMENT", 97)  # many cuts, each between two words
+    assert simhash64(text) == whole == _reference_simhash64(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("one", 5701531683660281176),
+        ("one two", -7462502459134697981),
+        ("one two three", -7539306387585303240),
+        ("Senior Engineer, Berlin! We are hiring in Berlin and Paris", 5859243451498596700),
+        ("ünïcode wörds here and there", -8670647409288955913),
+    ],
+)
+def test_fingerprints_of_the_version_stay_the_stored_ones(text: str, value: int) -> None:
+    # Sensors and the lake keep these values: a faster computation must give the same (a
+    # new algorithm is a new FINGERPRINT_VERSION, and a new extractor version).
+    assert fingerprint.FINGERPRINT_VERSION == 2
+    assert simhash64(text) == value == _reference_simhash64(text)

@@ -19,7 +19,8 @@ from typing import Any
 from catlas_assets.errors import CatlasError
 
 # Bumped whenever any connector or extractor changes what it emits for the same bytes.
-EXTRACTOR_VERSION = "extract-1"
+# extract-2: the simhash of the text is fingerprint version 2 (domain/fingerprint.py).
+EXTRACTOR_VERSION = "extract-2"
 
 ENTITY_TYPES = ("job", "person", "product", "pricing_plan", "news", "location", "incident")
 

@@ -1,7 +1,9 @@
 """One file interface over a local folder or an S3 prefix (fsspec underneath).
 
-Writes are atomic: a local file is written beside its target and renamed into place; an S3
-object is one PUT. A reader therefore never sees half a file on either backend.
+Writes are atomic: a local file is written in the root's `.writes/` folder and renamed into
+place; an S3 object is one PUT. A reader therefore never sees half a file on either backend.
+The temp files of writes that never finished are all in that one folder, so finding them
+costs a listing of it, not a walk of every object in the lake.
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ from fsspec.implementations.local import LocalFileSystem
 
 from catlas_assets.errors import StorageError
 
+_MAX_FOLDERS_KNOWN = 200_000  # a bound on what is remembered, not on what is written
 _TMP_PID = re.compile(r"~(?P<pid>\d+)\.[0-9a-f]{8}\.tmp$")
+TMP_FOLDER = ".writes"
 # Threads that flush one batch's files at once: fdatasync waits on the disk, not the CPU,
 # and concurrent flushes share the journal's commits (one after the other, each waits alone).
 _SYNC_THREADS = 32
@@ -75,6 +79,7 @@ class Storage:
         else:
             self.fs = LocalFileSystem()
             self.root = str(Path(url.removeprefix("file://")).resolve())
+        self._folders: set[str] = set()  # local folders known to exist
 
     @contextlib.contextmanager
     def _io(self) -> Iterator[None]:
@@ -119,18 +124,19 @@ class Storage:
             return
         # The writer's host and pid in the name: a later worker can tell a dead one's leftover.
         owner = f"{socket.gethostname()}~{os.getpid()}"
+        tmp_folder = os.path.join(self.root, TMP_FOLDER)
         written: list[tuple[str, str, int]] = []  # (temp, final path, open descriptor)
         try:
             for key, data in items:
                 path = self._path(key)
-                directory = os.path.dirname(path)
+                self._ensure_folder(os.path.dirname(path))  # fails before anything is renamed
                 tmp = os.path.join(
-                    directory, f".{os.path.basename(path)}.{owner}.{secrets.token_hex(4)}.tmp"
+                    tmp_folder, f".{os.path.basename(path)}.{owner}.{secrets.token_hex(4)}.tmp"
                 )
                 try:
                     fd = os.open(tmp, _CREATE, 0o644)
-                except FileNotFoundError:  # the folder's first object (one syscall otherwise)
-                    os.makedirs(directory, exist_ok=True)
+                except FileNotFoundError:  # the lake's first write (one syscall otherwise)
+                    os.makedirs(tmp_folder, exist_ok=True)
                     fd = os.open(tmp, _CREATE, 0o644)
                 written.append((tmp, path, fd))
                 _write_all(fd, data)
@@ -147,7 +153,19 @@ class Storage:
         for _, _, fd in written:
             os.close(fd)
         for tmp, path, _ in written:
-            os.replace(tmp, path)
+            try:
+                os.replace(tmp, path)
+            except FileNotFoundError:  # its folder was removed since it was made
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                os.replace(tmp, path)
+
+    def _ensure_folder(self, folder: str) -> None:
+        """Make `folder` once per process (a set lookup afterwards, not a syscall)."""
+        if folder not in self._folders:
+            os.makedirs(folder, exist_ok=True)
+            if len(self._folders) >= _MAX_FOLDERS_KNOWN:
+                self._folders.clear()
+            self._folders.add(folder)
 
     def stale_tmp_files(self, alive: Callable[[int], bool], max_age_s: float) -> list[str]:
         """Temp files of writes that never finished: written by a process of this host that
@@ -157,19 +175,23 @@ class Storage:
         stale = []
         now = time.time()
         here = f".{socket.gethostname()}"
-        for directory, _dirs, names in os.walk(self.root):
-            for name in names:
-                if not (name.startswith(".") and name.endswith(".tmp")):
-                    continue
-                path = os.path.join(directory, name)
-                owner = _TMP_PID.search(name)
-                mine = owner is not None and name[: owner.start()].endswith(here)
-                try:
-                    old = now - os.stat(path).st_mtime > max_age_s
-                except FileNotFoundError:
-                    continue  # its writer finished meanwhile
-                if old or (mine and owner is not None and not alive(int(owner["pid"]))):
-                    stale.append(path)
+        directory = os.path.join(self.root, TMP_FOLDER)
+        try:
+            names = os.listdir(directory)
+        except FileNotFoundError:
+            return []
+        for name in names:
+            if not (name.startswith(".") and name.endswith(".tmp")):
+                continue
+            path = os.path.join(directory, name)
+            owner = _TMP_PID.search(name)
+            mine = owner is not None and name[: owner.start()].endswith(here)
+            try:
+                old = now - os.stat(path).st_mtime > max_age_s
+            except FileNotFoundError:
+                continue  # its writer finished meanwhile
+            if old or (mine and owner is not None and not alive(int(owner["pid"]))):
+                stale.append(path)
         return sorted(stale)
 
     def remove_files(self, paths: list[str]) -> None:

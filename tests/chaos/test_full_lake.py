@@ -23,6 +23,7 @@ from catlas_assets.services.dead_runs import remove_stale_tmp
 from catlas_assets.services.runtime import Runtime
 from catlas_assets.services.tick import run_tick
 from fixture_web import DEFAULT_NOW
+from resources.storage import TMP_FOLDER
 from tests.chaos.test_dead_runs import _dead_pid
 from tests.cli.cli_harness import CATLAS, iso
 from tests.scheduler.helpers import FAST, LOAD, add_sensors
@@ -146,7 +147,8 @@ def test_a_read_only_lake_refuses_the_run_before_it_claims_anything(
 
 def test_a_worker_removes_the_temp_files_of_writes_that_never_finished(make_runtime) -> None:
     runtime = make_runtime(**FAST)
-    folder = Path(runtime.settings.resolved_lake_url) / "objects" / "ab" / "cd"
+    # Every write goes through the lake's one temp folder (no walk of the objects to find it).
+    folder = Path(runtime.settings.resolved_lake_url) / TMP_FOLDER
     folder.mkdir(parents=True)
     host = socket.gethostname()
     dead = folder / f".abcd.zst.{host}~{_dead_pid()}.0123abcd.tmp"

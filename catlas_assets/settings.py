@@ -99,6 +99,18 @@ class Settings:
         "Processes that parse and decide sensor runs beside a worker's event loop "
         "(-1: one per core, at most 8, none on one core; 0: in the worker's own process).",
     )
+    lanes: int = _setting(
+        -1,
+        "Processes a tick of at least `CATLAS_LANE_MIN_BATCH` sensors runs them in, each "
+        "with its own event loop, its share of the domains, and parsing in its own process "
+        "(-1: one per core, at most 8, none on one core; 0: every sensor in the worker's "
+        "own process).",
+    )
+    lane_min_batch: int = _setting(
+        500,
+        "Claimed sensors from which a tick uses lanes (a smaller one runs in the worker's "
+        "own process: starting lanes costs about a second of CPU).",
+    )
     max_redirects: int = _setting(10, "Redirect hops followed before REDIRECT.")
     parse_timeout_s: float = _setting(
         30.0,
@@ -335,6 +347,9 @@ class Settings:
         for name in _NOT_NEGATIVE:
             if not getattr(self, name) >= 0:
                 raise ConfigError(f"{ENV_PREFIX}{name.upper()} must be >= 0")
+        for name in ("observe_workers", "lanes"):
+            if getattr(self, name) < -1:
+                raise ConfigError(f"{ENV_PREFIX}{name.upper()} must be -1 (automatic) or >= 0")
         if not self.onboarding_claim_timeout_s > self.discovery_budget_s:
             # A shorter lease would hand a company still being discovered to a second worker.
             raise ConfigError(
@@ -415,6 +430,7 @@ SCHEDULING_POLICIES = ("spec", "rate_estimate")
 # Settings that must be > 0, and settings that must be >= 0 (validated in this order).
 _POSITIVE = (
     "fetch_concurrency",
+    "lane_min_batch",
     "site_crawl_concurrency",
     "scheduler_claim_batch",
     "commit_group_runs",

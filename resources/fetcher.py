@@ -252,22 +252,27 @@ class Fetcher:
             max_connections=config.max_connections,
             max_keepalive_connections=config.max_connections,
         )
-        self._client = httpx.AsyncClient(
-            transport=_Transport(resolver, limits, config.ca_bundle),
-            timeout=httpx.Timeout(
-                config.read_timeout_s, connect=config.connect_timeout_s, pool=config.total_timeout_s
-            ),
-            headers={"User-Agent": config.user_agent, "Accept-Encoding": ACCEPT_ENCODING},
-            follow_redirects=False,
-            event_hooks={"response": [keep_unparsed_location]},
-        )
+        # httpx's request and response types and its transport interface, without the
+        # client around them: a fetch follows its own redirects, keeps no cookies between
+        # sites (each fetch stands alone, as it would after a restart), and sets its headers
+        # and timeouts once here; the client's per-request layers (URL merging, auth and
+        # redirect flows, cookie extraction, hooks) were a sixth of a 304's cost.
+        self._transport = _Transport(resolver, limits, config.ca_bundle)
+        self._headers = {
+            "Accept": "*/*",
+            "Accept-Encoding": ACCEPT_ENCODING,
+            "User-Agent": config.user_agent,
+        }
+        self._timeouts = httpx.Timeout(
+            config.read_timeout_s, connect=config.connect_timeout_s, pool=config.total_timeout_s
+        ).as_dict()
 
     async def aclose(self) -> None:
         try:
             if self.governor is not None:
                 await self.governor.release()  # unused budget units go back
         finally:
-            await self._client.aclose()
+            await self._transport.aclose()
 
     async def __aenter__(self) -> Fetcher:
         return self
@@ -562,9 +567,16 @@ class Fetcher:
                 "Accept": "application/json",
             }
         try:
-            async with self._client.stream(
-                outgoing.method, url, headers=headers, content=outgoing.content
-            ) as response:
+            request = httpx.Request(
+                outgoing.method,
+                url,
+                headers={**self._headers, **headers},
+                content=outgoing.content,
+                extensions={"timeout": self._timeouts},
+            )
+            response = await self._transport.handle_async_request(request)
+            try:
+                keep_unparsed_location(response)
                 status = response.status_code
                 response_headers = {k.lower(): v for k, v in response.headers.items()}
                 try:
@@ -593,6 +605,8 @@ class Fetcher:
                 # The decoded body no longer carries its transfer encoding.
                 response_headers.pop("content-encoding", None)
                 return status, response_headers, b"".join(chunks)
+            finally:
+                await response.aclose()
         except TRANSPORT_ERRORS as exc:
             raise transport_failure(exc, url) from None
 

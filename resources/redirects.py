@@ -15,9 +15,9 @@ REDIRECT_STATUSES = (301, 302, 303, 307, 308)
 UNPARSED_LOCATION = "x-catlas-unparsed-location"
 
 
-async def keep_unparsed_location(response: httpx.Response) -> None:
-    """An httpx response hook: a Location httpx cannot parse (`http://0177.0.0.1/`) would
-    raise inside httpx as a broken connection; moved aside, the fetcher judges it."""
+def keep_unparsed_location(response: httpx.Response) -> None:
+    """A Location httpx cannot parse (`http://0177.0.0.1/`) is moved aside: the fetcher
+    judges it (a REDIRECT failure), instead of httpx raising on it later."""
     location = response.headers.get("location")
     if location is None or response.status_code not in REDIRECT_STATUSES:
         return

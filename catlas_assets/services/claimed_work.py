@@ -5,25 +5,34 @@ the guard says whether it may start: the run's request budget, a stop rule on th
 run or on the sensor's registrable domain, an interruption. Whatever cannot run any more
 is released at once (claims cleared), so it waits in the queue for the next run instead
 of for the claim timeout.
+
+Where a sensor runs is the runner's business: in this process (one fetcher, one group
+committer), or, for a batch of at least `CATLAS_LANE_MIN_BATCH`, in lanes (`lanes.py`),
+worker processes that use every core. The queue, the guard and the verdict stay here.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from catlas_assets.domain.pipeline_data import SensorState
 from catlas_assets.domain.run_guard import RunGuard
 from catlas_assets.services.commit_groups import GroupCommitter
+from catlas_assets.services.lanes import Lanes, lane_count
 from catlas_assets.services.pipeline import SensorRunResult, run_sensor
 from catlas_assets.services.run_control import RunControl
 from catlas_assets.services.runtime import Runtime
 
 POLL_S = 0.05
+
+# Runs one sensor with the seed of its schedule's jitter (drawn in claim order).
+RunOne = Callable[[SensorState, int], Awaitable[SensorRunResult]]
 
 
 @dataclass
@@ -40,7 +49,6 @@ async def run_claimed(
     control: RunControl,
     on_sensor_done: Callable[[SensorRunResult], None] | None = None,
 ) -> ClaimedResult:
-    batch = _Batch(runtime, claimed, run_id, guard, control, on_sensor_done)
     count = max(1, min(runtime.settings.fetch_concurrency, len(claimed)))
     # What the runs hand to threads waits on the disk or the store's lock, not the CPU:
     # one thread per run in flight, so an archive write never queues behind a budget
@@ -48,13 +56,13 @@ async def run_claimed(
     asyncio.get_running_loop().set_default_executor(
         ThreadPoolExecutor(max_workers=count, thread_name_prefix="catlas-run")
     )
-    async with runtime.fetcher() as fetcher:
-        workers = [asyncio.create_task(batch.worker(fetcher)) for _ in range(count)]
+    async with _runner(runtime, claimed, run_id) as run_one:
+        batch = _Batch(runtime, claimed, guard, control, on_sensor_done, run_one)
+        workers = [asyncio.create_task(batch.worker()) for _ in range(count)]
         watcher = asyncio.create_task(batch.watch(workers))
         outcomes = await asyncio.gather(*workers, return_exceptions=True)
         watcher.cancel()
         await asyncio.gather(watcher, return_exceptions=True)
-        await batch.committer.aclose()
     result = batch.result
     abandoned = [sensor.id for sensor in batch.in_flight.values()]
     finished = {x.sensor_id for x in result.runs}  # built once: the batch may be thousands
@@ -66,6 +74,38 @@ async def run_claimed(
     return result
 
 
+@asynccontextmanager
+async def _runner(
+    runtime: Runtime, claimed: list[SensorState], run_id: str
+) -> AsyncIterator[RunOne]:
+    """Where this batch's sensors run: lanes for a large batch, else this process. On the
+    way out every run handed over has been committed (or cancelled)."""
+    settings = runtime.settings
+    lanes = lane_count(settings.lanes)
+    if lanes and len(claimed) >= settings.lane_min_batch:
+        pool = Lanes(runtime, run_id, claimed, lanes)
+        try:
+            await pool.start()
+            yield pool.run
+        finally:
+            await pool.aclose()
+        return
+    async with runtime.fetcher() as fetcher:
+        committer = GroupCommitter(
+            runtime.store, max_runs=settings.commit_group_runs, max_wait_ms=settings.commit_group_ms
+        )
+
+        async def run_one(sensor: SensorState, seed: int) -> SensorRunResult:
+            return await run_sensor(
+                runtime, fetcher, sensor, run_id, committer=committer, seed=seed
+            )
+
+        try:
+            yield run_one
+        finally:
+            await committer.aclose()
+
+
 class _Batch:
     """The claimed sensors of one run, the workers that take them and what they did."""
 
@@ -73,13 +113,13 @@ class _Batch:
         self,
         runtime: Runtime,
         claimed: list[SensorState],
-        run_id: str,
         guard: RunGuard,
         control: RunControl,
         on_sensor_done: Callable[[SensorRunResult], None] | None,
+        run_one: RunOne,
     ) -> None:
         self.runtime = runtime
-        self.run_id = run_id
+        self.run_one = run_one
         self.guard = guard
         self.control = control
         self.on_sensor_done = on_sensor_done
@@ -87,10 +127,6 @@ class _Batch:
         self.queue: deque[SensorState] = deque(claimed)
         self.changed = asyncio.Condition()
         self.in_flight: dict[asyncio.Task[Any], SensorState] = {}
-        settings = runtime.settings
-        self.committer = GroupCommitter(
-            runtime.store, max_runs=settings.commit_group_runs, max_wait_ms=settings.commit_group_ms
-        )
 
     async def release(self, ids: list[int]) -> None:
         if ids:
@@ -126,16 +162,16 @@ class _Batch:
                     return None
                 await self.changed.wait()  # the budget waits on in-flight work's request count
 
-    async def worker(self, fetcher: Any) -> None:
+    async def worker(self) -> None:
         guard = self.guard
         while (sensor := await self.next_sensor()) is not None:
+            # Drawn as the sensor leaves the queue, before any await: in claim order.
+            seed = self.runtime.rng.getrandbits(64)
             task = asyncio.current_task()
             assert task is not None
             self.in_flight[task] = sensor
             try:
-                run = await run_sensor(
-                    self.runtime, fetcher, sensor, self.run_id, committer=self.committer
-                )
+                run = await self.run_one(sensor, seed)
             except asyncio.CancelledError:
                 guard.in_flight = max(0, guard.in_flight - 1)
                 raise

@@ -14,7 +14,7 @@ two parsers did 1.2× the pages of one. On one core there is no pool. 0 parses i
 loop's process, one page at a time in one thread: parsing holds the interpreter lock,
 so more parser threads add no speed, only starve the loop (a request then leaves long after
 its politeness slot).
-Worker processes start from a fork server that has the domain imported (a clean process:
+Worker processes start from the fork server of `worker_processes` (a clean process:
 forking the loop's process, with its threads, is not safe). Each one watches the process
 that made it and exits when that one is gone: a worker killed with SIGKILL cannot shut its
 pool down, and its parsers would otherwise wait on their queue for ever.
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import multiprocessing
 import os
 import threading
 import time
@@ -33,6 +32,7 @@ from typing import Any
 
 from catlas_assets.domain.observe import Observed, needs_parse, observe
 from catlas_assets.services.parse_time_limit import observe_within
+from catlas_assets.services.worker_processes import per_core, worker_context
 from resources.process_alive import alive
 
 MAX_AUTO_WORKERS = 8
@@ -40,19 +40,9 @@ MAX_AUTO_WORKERS = 8
 OWNER_CHECK_S = 0.5
 
 
-def available_cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
-
-
 def pool_size(setting: int, cpus: int | None = None) -> int:
     """Parser processes for `CATLAS_OBSERVE_WORKERS` (-1: automatic) on `cpus` cores."""
-    if setting >= 0:
-        return setting
-    cpus = cpus if cpus is not None else available_cpus()
-    return 0 if cpus <= 1 else min(cpus, MAX_AUTO_WORKERS)
+    return per_core(setting, MAX_AUTO_WORKERS, cpus)
 
 
 def _watch_owner(owner: int) -> None:
@@ -75,11 +65,9 @@ class ObservePool:
 
     def _executor_now(self) -> ProcessPoolExecutor:
         if self._executor is None:
-            context = multiprocessing.get_context("forkserver")
-            context.set_forkserver_preload(["catlas_assets.services.parse_time_limit"])
             self._executor = ProcessPoolExecutor(
                 max_workers=self.workers,
-                mp_context=context,
+                mp_context=worker_context(),
                 initializer=_watch_owner,
                 initargs=(os.getpid(),),
             )

@@ -93,10 +93,15 @@ async def run_sensor(
     *,
     force: bool = False,
     committer: GroupCommitter | None = None,
+    seed: int | None = None,
 ) -> SensorRunResult:
-    # Drawn before the first await, so in claim order: the schedule's jitter does not depend
-    # on which concurrent fetch finishes first (politeness waits reorder them).
-    rng = random.Random(runtime.rng.getrandbits(64))
+    """Fetch, decide, archive and commit one sensor.
+
+    `seed` draws the schedule's jitter; a batch draws it in claim order, so the jitter does
+    not depend on which concurrent fetch finishes first (politeness waits reorder them).
+    Without one it is drawn here, before the first await.
+    """
+    rng = random.Random(seed if seed is not None else runtime.rng.getrandbits(64))
     try:
         fetched, observed = await _fetch_and_observe(runtime, fetcher, sensor, run_id, rng, force)
     except Exception as exc:

@@ -120,6 +120,7 @@ def _env(tmp_path: Path, web: FixtureWeb, url: str, n: int, now: str) -> dict[st
         CATLAS_DOMAIN_DAILY_BUDGET="1000000",
         CATLAS_FETCH_RETRIES="0",
         CATLAS_OBSERVE_WORKERS="0",  # four workers on a small machine: no parser pools
+        CATLAS_LANES="0",  # and no lanes: the workers are the processes here
         # Each worker process signs its requests: the log tells whose spacing a gap broke.
         CATLAS_USER_AGENT=f"catlas-fleet-r{now}-w{n}",
     )

@@ -1,0 +1,292 @@
+"""Lanes: the sensors of a large tick run in worker processes, one per core.
+
+A tick's event loop is one core's work: fetching, deciding, archiving and committing a
+sensor run is Python (a 304 costs about a millisecond of it), and a loop runs on one core.
+A tick of at least `CATLAS_LANE_MIN_BATCH` claimed sensors therefore hands them to lanes:
+processes that each run a share of the sensors with their own event loop, fetcher,
+DomainGovernor and group committer, and parse in their own process (as
+`CATLAS_OBSERVE_WORKERS=0` does). The tick's own process keeps what belongs to the run:
+the claim order, the stop rules and the request budget (`claimed_work`), interruption, the
+verdict and the lake flush at the end.
+
+Each registrable domain is one lane's for the whole tick, so a domain's concurrency, its
+spacing and its leased budget units stay one process's business, as without lanes (spaced
+domains also take turns in the store). Domains are dealt before the tick starts, the one
+with the most sensors first, each to the lane with the fewest sensors so far: the shares
+come out even however the domains are sized.
+
+A lane commits as the tick's worker (the claims are the tick's) and draws nothing at random
+itself: each sensor's seed is drawn by the tick in claim order, as in one process. A lane
+reads its sensors from a socket and answers each with its `SensorRunResult`; a sensor the
+tick gives up (a second signal, the deadline) is cancelled in its lane. A lane that dies
+fails the tick (stop `error`); its claims are released like every sensor not finished. A
+lane whose tick process dies sees its socket close and exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import os
+import pickle
+import signal
+import socket
+import struct
+from collections import Counter
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from multiprocessing.process import BaseProcess
+from typing import Any
+
+from catlas_assets.domain.pipeline_data import SensorState
+from catlas_assets.services.commit_groups import GroupCommitter
+from catlas_assets.services.pipeline import SensorRunResult, run_sensor
+from catlas_assets.services.runtime import Runtime
+from catlas_assets.services.worker_processes import per_core, worker_context
+from catlas_assets.settings import Settings
+from resources.clock import SystemClock, VirtualClock
+
+MAX_AUTO_LANES = 8
+# How long a closing lane may take to commit what it has in flight before it is killed.
+CLOSE_TIMEOUT_S = 60.0
+_HEADER = struct.Struct(">I")
+
+
+def lane_count(setting: int, cpus: int | None = None) -> int:
+    """Lanes for `CATLAS_LANES` (-1: automatic) on `cpus` cores."""
+    return per_core(setting, MAX_AUTO_LANES, cpus)
+
+
+def deal(sensors: Iterable[SensorState], lanes: int) -> dict[str, int]:
+    """Each registrable domain's lane: the largest domains first, each to the lane with the
+    fewest sensors so far (ties to the lowest lane; the same batch deals the same way)."""
+    sizes = Counter(s.domain for s in sensors)
+    load = [0] * lanes
+    route: dict[str, int] = {}
+    for domain, size in sorted(sizes.items(), key=lambda item: (-item[1], item[0])):
+        lane = min(range(lanes), key=lambda i: (load[i], i))
+        route[domain] = lane
+        load[lane] += size
+    return route
+
+
+class LaneDied(RuntimeError):
+    """A lane process ended before it answered every sensor it was given."""
+
+
+# -- the tick's side --------------------------------------------------------------------------
+@dataclass
+class _Lane:
+    index: int
+    process: BaseProcess
+    writer: asyncio.StreamWriter
+    reader: asyncio.StreamReader
+    pending: dict[int, asyncio.Future[SensorRunResult]] = field(default_factory=dict)
+    listening: asyncio.Task[None] | None = None
+    closed: bool = False
+
+
+class Lanes:
+    """The lanes of one tick: `run(sensor, seed)` runs a sensor in its domain's lane."""
+
+    def __init__(self, runtime: Runtime, run_id: str, sensors: list[SensorState], count: int):
+        self._runtime = runtime
+        self._run_id = run_id
+        self._route = deal(sensors, count)
+        self._count = count
+        self._lanes: list[_Lane] = []
+        self._keys = itertools.count()
+
+    async def start(self) -> None:
+        context = worker_context()
+        clock_now = _virtual_now(self._runtime)
+        settings = self._runtime.settings
+        for index in range(self._count):
+            ours, theirs = socket.socketpair()
+            process = context.Process(
+                target=lane_main,
+                args=(theirs, settings, self._runtime.worker, clock_now, self._run_id),
+                name=f"catlas-lane-{index}",
+                daemon=True,
+            )
+            process.start()
+            theirs.close()
+            reader, writer = await asyncio.open_connection(sock=ours)
+            lane = _Lane(index, process, writer, reader)
+            lane.listening = asyncio.create_task(self._listen(lane))
+            self._lanes.append(lane)
+
+    async def run(self, sensor: SensorState, seed: int) -> SensorRunResult:
+        lane = self._lanes[self._route.get(sensor.domain, 0)]
+        if lane.closed:
+            raise LaneDied(f"lane {lane.index} has ended ({_exit(lane.process)})")
+        key = next(self._keys)
+        future: asyncio.Future[SensorRunResult] = asyncio.get_running_loop().create_future()
+        lane.pending[key] = future
+        _send(lane.writer, ("run", key, sensor, seed))
+        try:
+            return await future
+        except asyncio.CancelledError:
+            if lane.pending.pop(key, None) is not None and not lane.closed:
+                _send(lane.writer, ("cancel", key))
+            raise
+
+    async def _listen(self, lane: _Lane) -> None:
+        try:
+            while (message := await _receive(lane.reader)) is not None:
+                kind, key, payload = message
+                if kind == "closed":
+                    break
+                future = lane.pending.pop(key, None) if key is not None else None
+                if kind == "done" and future is not None and not future.done():
+                    future.set_result(payload)
+                elif kind == "error":
+                    for waiting in [future] if future is not None else self._drain(lane):
+                        if not waiting.done():
+                            waiting.set_exception(payload)
+        finally:
+            lane.closed = True
+            waiting = [f for f in self._drain(lane) if not f.done()]
+            if waiting:  # it ended with sensors unanswered: say how (it has exited by now)
+                await asyncio.to_thread(lane.process.join, CLOSE_TIMEOUT_S)
+                died = LaneDied(f"lane {lane.index} ended ({_exit(lane.process)})")
+                for future in waiting:
+                    if not future.done():
+                        future.set_exception(died)
+
+    @staticmethod
+    def _drain(lane: _Lane) -> list[asyncio.Future[SensorRunResult]]:
+        waiting = list(lane.pending.values())
+        lane.pending.clear()
+        return waiting
+
+    async def aclose(self) -> None:
+        """Ask every lane to finish (what it runs is committed or cancelled), then end it."""
+        for lane in self._lanes:
+            if not lane.closed:
+                with contextlib.suppress(ConnectionError):
+                    _send(lane.writer, ("close", None, None))
+        for lane in self._lanes:
+            if lane.listening is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(asyncio.shield(lane.listening), CLOSE_TIMEOUT_S)
+            lane.writer.close()
+            await asyncio.to_thread(_end, lane.process)
+
+
+def _virtual_now(runtime: Runtime) -> datetime | None:
+    """The tick's instant when its clock is virtual (a lane's clock starts there)."""
+    return runtime.clock.now() if isinstance(runtime.clock, VirtualClock) else None
+
+
+def _end(process: BaseProcess) -> None:
+    process.join(CLOSE_TIMEOUT_S)
+    if process.is_alive():
+        process.kill()
+        process.join()
+
+
+def _exit(process: BaseProcess) -> str:
+    code = process.exitcode
+    if code is None:
+        return "still running"
+    return f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+
+
+# -- framing: a 4-byte length, then a pickle ---------------------------------------------------
+def _send(writer: asyncio.StreamWriter, message: tuple[Any, ...]) -> None:
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    writer.write(_HEADER.pack(len(data)) + data)
+
+
+async def _receive(reader: asyncio.StreamReader) -> tuple[Any, ...] | None:
+    """The next message, or None when the other end has gone."""
+    try:
+        header = await reader.readexactly(_HEADER.size)
+        return pickle.loads(await reader.readexactly(_HEADER.unpack(header)[0]))  # type: ignore[no-any-return]
+    except (asyncio.IncompleteReadError, ConnectionError):
+        return None
+
+
+# -- the lane's side ---------------------------------------------------------------------------
+def lane_main(
+    sock: socket.socket, settings: Settings, worker: str, now: datetime | None, run_id: str
+) -> None:
+    """A lane process: run the sensors the tick sends until it says close (or is gone)."""
+    # Ctrl+C reaches every process of the terminal's group: the tick decides what stops.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    runtime = Runtime(
+        replace(settings, observe_workers=0),  # the lane is the parallelism: parse here
+        clock=VirtualClock(now) if now is not None else SystemClock(),
+        worker=worker,
+    )
+    try:
+        asyncio.run(_serve(runtime, sock, run_id))
+    finally:
+        runtime.close()
+        os._exit(0)  # nothing of the tick's process to tear down in this one
+
+
+async def _serve(runtime: Runtime, sock: socket.socket, run_id: str) -> None:
+    reader, writer = await asyncio.open_connection(sock=sock)
+    settings = runtime.settings
+    asyncio.get_running_loop().set_default_executor(
+        ThreadPoolExecutor(
+            max_workers=max(1, settings.fetch_concurrency), thread_name_prefix="catlas-lane"
+        )
+    )
+    tasks: dict[int, asyncio.Task[None]] = {}
+    try:
+        async with runtime.fetcher() as fetcher:
+            committer = GroupCommitter(
+                runtime.store,
+                max_runs=settings.commit_group_runs,
+                max_wait_ms=settings.commit_group_ms,
+            )
+
+            async def one(key: int, sensor: SensorState, seed: int) -> None:
+                try:
+                    result = await run_sensor(
+                        runtime, fetcher, sensor, run_id, committer=committer, seed=seed
+                    )
+                except asyncio.CancelledError:
+                    return  # the tick gave it up: its claim is the tick's to release
+                except Exception as exc:
+                    _send(writer, ("error", key, _portable(exc)))
+                else:
+                    _send(writer, ("done", key, result))
+                finally:
+                    tasks.pop(key, None)
+
+            while (message := await _receive(reader)) is not None:
+                kind, key, *rest = message
+                if kind == "run":
+                    sensor, seed = rest
+                    tasks[key] = asyncio.create_task(one(key, sensor, seed))
+                elif kind == "cancel" and key in tasks:
+                    tasks[key].cancel()
+                elif kind == "close":
+                    break
+            else:  # the tick's process is gone: nothing waits for these runs
+                for task in tasks.values():
+                    task.cancel()
+            await asyncio.gather(*tasks.values(), return_exceptions=True)
+            await committer.aclose()
+    except Exception as exc:  # the lane cannot run (its store or lake is unusable)
+        _send(writer, ("error", None, _portable(exc)))
+    _send(writer, ("closed", None, None))
+    with contextlib.suppress(ConnectionError):
+        await writer.drain()
+    writer.close()
+
+
+def _portable(exc: BaseException) -> BaseException:
+    """`exc` as it can cross to the tick's process (its own type when it pickles)."""
+    try:
+        pickle.loads(pickle.dumps(exc))
+    except Exception:
+        return RuntimeError(" ".join(f"{type(exc).__name__}: {exc}".split())[:500])
+    return exc

@@ -1,0 +1,157 @@
+"""Lanes: a large tick's sensors run in worker processes, one per core, with the same
+results, stop rules and verdicts as in one process (real fixture web, SQLite and PostgreSQL)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import random
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from catlas_assets.domain.pipeline_data import SensorState
+from catlas_assets.domain.vocabulary import RunOutcome, SensorStatus, Stop
+from catlas_assets.services import catalog
+from catlas_assets.services.lanes import LaneDied, deal, lane_count
+from catlas_assets.services.run_control import RunControl
+from catlas_assets.services.runtime import Runtime
+from catlas_assets.services.tick import run_tick
+from catlas_assets.settings import Settings
+from fixture_web import DEFAULT_NOW, FixtureWeb
+from resources.clock import VirtualClock
+from tests.scheduler.helpers import FAST, LOAD, WALL, add_sensors, page_requests
+
+LANES = {"lanes": 2, "lane_min_batch": 1}
+SITES = ("http://swarm-load.com", "http://kestrel-labs.com", "http://brickwall-hosting.com")
+
+
+def _sensor(i: int, domain: str) -> SensorState:
+    return SensorState(
+        id=i, company_id=1, surface="products", url=f"http://{domain}/{i}",
+        connector="generic_html", status=SensorStatus.ACTIVE, base_interval_s=3600,
+        current_interval_s=3600, quality_score=50.0, domain=domain,
+    )  # fmt: skip
+
+
+def test_domains_are_dealt_whole_the_largest_first_to_the_lightest_lane() -> None:
+    sizes = {"a.com": 5, "b.com": 3, "c.com": 3, "d.com": 2, "e.com": 1}
+    sensors = [_sensor(i, d) for d, n in sizes.items() for i in range(n)]
+    route = deal(sensors, 2)
+    load = [sum(sizes[d] for d, lane in route.items() if lane == n) for n in range(2)]
+    assert sorted(load) == [7, 7]  # a + d (7) against b + c + e (7)
+    assert route["a.com"] == 0 and route["b.com"] == 1  # ties go to the lowest lane
+    assert deal(list(reversed(sensors)), 2) == route  # the same batch deals the same way
+    assert set(deal(sensors, 8).values()) == {0, 1, 2, 3, 4}  # no lane gets two of five
+
+
+def test_lanes_are_one_per_core_at_most_eight_and_none_on_one_core() -> None:
+    assert lane_count(-1, cpus=1) == 0
+    assert lane_count(-1, cpus=2) == 2
+    assert lane_count(-1, cpus=64) == 8
+    assert lane_count(0, cpus=64) == 0 and lane_count(3, cpus=1) == 3
+
+
+def _runtime(tmp_path: Path, web: FixtureWeb, name: str, **overrides: object) -> Runtime:
+    settings = Settings(
+        state_dir=str(tmp_path / name),
+        hosts=str(web.write_hosts_file(tmp_path / "hosts")),
+        fetch_retries=0,
+    ).with_overrides(**FAST, **overrides)
+    return Runtime(settings, clock=VirtualClock(DEFAULT_NOW), rng=random.Random(7))
+
+
+def test_a_tick_in_lanes_stores_what_one_process_stores(tmp_path: Path, web: FixtureWeb) -> None:
+    """The same sensors, the same seed: every sensor ends in the same state, next run
+    included (each one's jitter is drawn in claim order by the tick, not by its lane)."""
+    finals = {}
+    for name, lanes in (("one", {"lanes": 0}), ("lanes", LANES)):
+        runtime = _runtime(tmp_path, web, name, **lanes)
+        try:
+            for site in SITES:
+                add_sensors(runtime, site, 6)
+            report = run_tick(runtime).report
+            rows = [runtime.store.sensor(i) for i in range(1, 19)]
+            finals[name] = (
+                {k: v for k, v in report.counters.items() if k != "tick_ms"},
+                [(r["url"], r["status"], r["next_run_at"], r["normalized_hash"]) for r in rows],
+                runtime.lake.connect().sql("SELECT count(*) FROM observations").fetchall(),
+            )
+            assert all(r["claimed_at"] is None for r in rows)
+        finally:
+            runtime.close()
+    assert finals["lanes"] == finals["one"]
+    assert finals["one"][2] == [(18,)]
+    assert not [p for p in multiprocessing.active_children() if p.name.startswith("catlas-lane")]
+
+
+def test_a_domains_stop_rule_holds_across_lanes(
+    make_runtime, web: FixtureWeb, database_url: str
+) -> None:
+    rules = {"max_consecutive_failures": 3, "min_requests_for_error_rate": 100}
+    runtime = make_runtime(database_url, **FAST, **rules, **LANES, fetch_concurrency=1)
+    wall = add_sensors(runtime, WALL, 8)
+    add_sensors(runtime, LOAD, 5)
+
+    report = run_tick(runtime).report
+
+    assert len(page_requests(web, "brickwall-hosting.com")) == 3  # then the domain stopped
+    assert len(page_requests(web, "swarm-load.com")) == 5
+    c = report.counters
+    assert (c["claimed"], c["failed"], c["released"], c["ok"]) == (13, 3, 5, 5)
+    assert "brickwall-hosting.com (consecutive_failures)" in report.detail
+    unreached = [i for i in wall if runtime.store.sensor(i)["last_fetched_at"] is None]
+    assert len(unreached) == 5
+    assert all(runtime.store.sensor(i)["claimed_at"] is None for i in unreached)
+
+
+def _slow_sensors(runtime: Runtime, count: int) -> list[int]:
+    company = catalog.add_company(runtime, name="Slow", website=LOAD, tier=3)
+    return [
+        catalog.add_sensor(runtime, company_id=company, surface="products", url=f"{LOAD}/slow/{i}")
+        for i in range(count)
+    ]
+
+
+def test_the_deadline_cancels_runs_in_lanes_and_releases_their_claims(
+    make_runtime, web: FixtureWeb, database_url: str
+) -> None:
+    runtime = make_runtime(database_url, **FAST, **LANES, fetch_concurrency=2)
+    slow = _slow_sensors(runtime, 4)
+    started = time.monotonic()
+    report = run_tick(runtime, control=RunControl(deadline_s=1.5)).report
+    assert time.monotonic() - started < 4.5  # not held by the 3 s pages
+    assert report.stop is Stop.INTERRUPTED and report.outcome is RunOutcome.FAILED
+    assert report.counters["released"] == 4
+    rows = [runtime.store.sensor(i) for i in slow]
+    assert all(r["claimed_at"] is None and r["last_fetched_at"] is None for r in rows)
+    assert not [p for p in multiprocessing.active_children() if p.name.startswith("catlas-lane")]
+
+
+def test_a_lane_that_dies_fails_the_tick_with_a_verdict_and_releases_the_claims(
+    make_runtime, web: FixtureWeb, database_url: str
+) -> None:
+    runtime = make_runtime(database_url, **FAST, **LANES, fetch_concurrency=2)
+    slow = _slow_sensors(runtime, 2)
+
+    def kill_a_lane() -> None:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            lanes = [p for p in multiprocessing.active_children() if p.name == "catlas-lane-0"]
+            if lanes and web.in_flight:  # its slow page is being answered
+                os.kill(lanes[0].pid, signal.SIGKILL)
+                return
+            time.sleep(0.02)
+
+    killer = threading.Thread(target=kill_a_lane)
+    killer.start()
+    with pytest.raises(LaneDied, match="killed by signal 9"):
+        run_tick(runtime)
+    killer.join()
+    [row] = runtime.store.runs(limit=1)
+    assert (row["stop"], row["outcome"]) == ("error", "failed")
+    assert "LaneDied" in row["detail"]
+    assert all(runtime.store.sensor(i)["claimed_at"] is None for i in slow)

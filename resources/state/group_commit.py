@@ -55,8 +55,7 @@ def commit_runs(store: StateStore, runs: Sequence[RunCommit]) -> list[bool]:
     with store.transaction(write_lock=True) as conn:
         applied = store.apply_runs(conn, runs)
         kept = [run for run, ok in zip(runs, applied, strict=True) if ok]
-        for charge in merged_charges([r.ledger for r in kept if r.ledger is not None]):
-            store.charge(conn, charge)
+        store.charge(conn, merged_charges([r.ledger for r in kept if r.ledger is not None]))
         changes: dict[str, list[ConnectorChange]] = {}
         for run in kept:
             if run.connector is not None:

@@ -12,6 +12,7 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -393,7 +394,7 @@ class StateStore:
                 conn.rollback()
                 return False
             if ledger is not None:
-                self.charge(conn, ledger)
+                self.charge(conn, [ledger])
         return True
 
     def apply_run(
@@ -535,52 +536,53 @@ class StateStore:
                 )
             )
 
-    def charge(self, conn: Connection, charge: LedgerCharge) -> None:
-        day, company_id, connector = charge.day, charge.company_id, charge.connector
-        units, stored = charge.fetch_units, charge.bytes_stored
-        if company_id is not None:
-            # One statement: concurrent sensor runs of one company must not both INSERT.
-            upsert = (postgresql_insert if self.is_postgres else sqlite_insert)(cost_ledger)
-            upsert = upsert.values(
-                day=day,
-                company_id=company_id,
-                connector=connector,
-                fetch_units=units,
-                bytes_stored=stored,
+    def charge(self, conn: Connection, charges: Sequence[LedgerCharge]) -> None:
+        """Add `charges` to the cost ledger: one statement for all of a company's rows."""
+        rows = [
+            {
+                "day": c.day,
+                "company_id": c.company_id,
+                "connector": c.connector,
+                "fetch_units": c.fetch_units,
+                "bytes_stored": c.bytes_stored,
+            }
+            for c in charges
+        ]
+        owned = [r for r in rows if r["company_id"] is not None]
+        if owned:
+            # An upsert: concurrent runs of one company must not both INSERT. Built once,
+            # executed for every row (it was most of a group commit's cost, rebuilt per row).
+            conn.execute(self._ledger_upsert, owned)
+        for row in rows:
+            if row["company_id"] is not None:
+                continue
+            # No unique key holds a NULL company: add to the row, or make it.
+            where = and_(
+                cost_ledger.c.day == row["day"],
+                cost_ledger.c.company_id.is_(None),
+                cost_ledger.c.connector == row["connector"],
             )
-            conn.execute(
-                upsert.on_conflict_do_update(
-                    index_elements=["day", "company_id", "connector"],
-                    set_={
-                        "fetch_units": cost_ledger.c.fetch_units + upsert.excluded.fetch_units,
-                        "bytes_stored": cost_ledger.c.bytes_stored + upsert.excluded.bytes_stored,
-                    },
+            result = conn.execute(
+                update(cost_ledger)
+                .where(where)
+                .values(
+                    fetch_units=cost_ledger.c.fetch_units + row["fetch_units"],
+                    bytes_stored=cost_ledger.c.bytes_stored + row["bytes_stored"],
                 )
             )
-            return
-        where = and_(
-            cost_ledger.c.day == day,
-            cost_ledger.c.company_id == company_id,
-            cost_ledger.c.connector == connector,
+            if result.rowcount == 0:
+                conn.execute(insert(cost_ledger).values(**row))
+
+    @cached_property
+    def _ledger_upsert(self) -> Any:
+        upsert = (postgresql_insert if self.is_postgres else sqlite_insert)(cost_ledger)
+        return upsert.on_conflict_do_update(
+            index_elements=["day", "company_id", "connector"],
+            set_={
+                "fetch_units": cost_ledger.c.fetch_units + upsert.excluded.fetch_units,
+                "bytes_stored": cost_ledger.c.bytes_stored + upsert.excluded.bytes_stored,
+            },
         )
-        result = conn.execute(
-            update(cost_ledger)
-            .where(where)
-            .values(
-                fetch_units=cost_ledger.c.fetch_units + units,
-                bytes_stored=cost_ledger.c.bytes_stored + stored,
-            )
-        )
-        if result.rowcount == 0:
-            conn.execute(
-                insert(cost_ledger).values(
-                    day=day,
-                    company_id=company_id,
-                    connector=connector,
-                    fetch_units=units,
-                    bytes_stored=stored,
-                )
-            )
 
     # -- review queue and inbox -----------------------------------------------------------
     def list_review(self, *, kind: str | None = None, status: str | None = "open") -> list[Row]:

@@ -19,11 +19,13 @@ import hashlib
 import io
 import itertools
 import json
+import os
 import posixpath
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -146,17 +148,20 @@ class Lake:
             data, hours = data.take(pa.array(order)), hours[order]
         # Rows in hour order: each partition is a slice (no copy), cut where the hour changes.
         cuts = [0, *(np.flatnonzero(hours[1:] != hours[:-1]) + 1).tolist(), len(hours)]
-        # Convert every partition before writing any, so a refused batch writes nothing.
-        encoded = []
-        for begin, end in itertools.pairwise(cuts):
-            part = data.slice(begin, end - begin)
-            instant = datetime.fromtimestamp(int(hours[begin]) * 3600, UTC)
-            encoded.append((partition_of(instant), part.num_rows, _to_parquet(part)))
-        written = []
-        for partition, count, blob in encoded:
+        parts = [data.slice(begin, end - begin) for begin, end in itertools.pairwise(cuts)]
+        # Every partition is encoded before any is written (a refused batch writes nothing),
+        # on every core: pyarrow encodes without the interpreter lock, one file per thread.
+        if len(parts) > 1:
+            blobs = list(_encoders().map(_to_parquet, parts))
+        else:
+            blobs = [_to_parquet(parts[0])]
+        written, items = [], []
+        for begin, part, blob in zip(cuts, parts, blobs, strict=False):
+            partition = partition_of(datetime.fromtimestamp(int(hours[begin]) * 3600, UTC))
             key = f"{table.name}/{partition}/part-{batch_id}.parquet"
-            self.storage.write_atomic(key, blob)
-            written.append(WrittenFile(table.name, key, count, len(blob), partition))
+            items.append((key, blob))
+            written.append(WrittenFile(table.name, key, part.num_rows, len(blob), partition))
+        self.storage.write_many_atomic(items)  # flushed together, then renamed
         return written
 
     def replace_partition(
@@ -571,6 +576,20 @@ def _json_text(value: Any) -> Any:
     if isinstance(value, (dict, list)):
         return json.dumps(value, ensure_ascii=False, sort_keys=True)
     return value
+
+
+_encoder_pool: tuple[int, ThreadPoolExecutor] | None = None
+_encoder_lock = threading.Lock()
+
+
+def _encoders() -> ThreadPoolExecutor:
+    """This process's Parquet encoding threads, one per core (a forked child makes its own)."""
+    global _encoder_pool
+    with _encoder_lock:
+        if _encoder_pool is None or _encoder_pool[0] != os.getpid():
+            threads = max(1, len(os.sched_getaffinity(0)))
+            _encoder_pool = (os.getpid(), ThreadPoolExecutor(threads, "catlas-parquet"))
+        return _encoder_pool[1]
 
 
 def _to_parquet(table: pa.Table) -> bytes:

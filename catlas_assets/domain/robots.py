@@ -70,6 +70,9 @@ class Decision:
         return f"{verdict} by {self.rule.describe()} in group {', '.join(self.group)}"
 
 
+_AGENTS_REMEMBERED = 16  # agents asked of one robots.txt: catlas's own, `robots check --agent`
+
+
 @dataclass
 class _Group:
     agents: list[str] = field(default_factory=list)
@@ -85,6 +88,10 @@ class RobotsTxt:
     sitemaps: tuple[str, ...] = ()
     ignored_lines: int = 0
     everything_disallowed: bool = False  # the RFC's "complete disallow" (unreachable file)
+    # The group each agent obeys, found once: every request asks it for the same agent.
+    _obeyed: dict[str, tuple[tuple[str, ...], list[Rule], float | None]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     @classmethod
     def allow_all(cls) -> RobotsTxt:
@@ -147,6 +154,14 @@ class RobotsTxt:
 
     # -- questions -------------------------------------------------------------------------
     def _group_for(self, agent: str) -> tuple[tuple[str, ...], list[Rule], float | None]:
+        found = self._obeyed.get(agent)
+        if found is None:
+            if len(self._obeyed) >= _AGENTS_REMEMBERED:
+                self._obeyed.clear()
+            found = self._obeyed[agent] = self._find_group(agent)
+        return found
+
+    def _find_group(self, agent: str) -> tuple[tuple[str, ...], list[Rule], float | None]:
         token = product_token(agent)
         for wanted in (token, "*"):
             matched = [g for g in self.groups if any(_agent_key(a) == wanted for a in g.agents)]

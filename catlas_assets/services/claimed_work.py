@@ -7,8 +7,9 @@ is released at once (claims cleared), so it waits in the queue for the next run 
 of for the claim timeout.
 
 Where a sensor runs is the runner's business: in this process (one fetcher, one group
-committer), or, for a batch of at least `CATLAS_LANE_MIN_BATCH`, in lanes (`lanes.py`),
-worker processes that use every core. The queue, the guard and the verdict stay here.
+committer), or, for a batch of at least `CATLAS_LANE_MIN_BATCH`, in lanes (`lanes.py`,
+`lanes_for`), worker processes that use every core. The queue, the guard and the verdict
+stay here.
 """
 
 from __future__ import annotations
@@ -41,6 +42,19 @@ class ClaimedResult:
     released: list[int] = field(default_factory=list)  # claimed but not reached
 
 
+def lanes_for(runtime: Runtime, claimed: list[SensorState], run_id: str) -> Lanes | None:
+    """The lanes this batch runs in, their processes started (None: this process runs it).
+
+    Called before the batch's event loop runs, so a lane can be a fork of this process."""
+    settings = runtime.settings
+    count = lane_count(settings.lanes)
+    if not count or len(claimed) < settings.lane_min_batch:
+        return None
+    lanes = Lanes(runtime, run_id, claimed, count)
+    lanes.spawn()
+    return lanes
+
+
 async def run_claimed(
     runtime: Runtime,
     claimed: list[SensorState],
@@ -48,7 +62,9 @@ async def run_claimed(
     guard: RunGuard,
     control: RunControl,
     on_sensor_done: Callable[[SensorRunResult], None] | None = None,
+    lanes: Lanes | None = None,
 ) -> ClaimedResult:
+    """Run `claimed` (in `lanes` when given, see `lanes_for`), under `guard`."""
     count = max(1, min(runtime.settings.fetch_concurrency, len(claimed)))
     # What the runs hand to threads waits on the disk or the store's lock, not the CPU:
     # one thread per run in flight, so an archive write never queues behind a budget
@@ -56,7 +72,7 @@ async def run_claimed(
     asyncio.get_running_loop().set_default_executor(
         ThreadPoolExecutor(max_workers=count, thread_name_prefix="catlas-run")
     )
-    async with _runner(runtime, claimed, run_id) as run_one:
+    async with _runner(runtime, run_id, lanes) as run_one:
         batch = _Batch(runtime, claimed, guard, control, on_sensor_done, run_one)
         workers = [asyncio.create_task(batch.worker()) for _ in range(count)]
         watcher = asyncio.create_task(batch.watch(workers))
@@ -75,21 +91,17 @@ async def run_claimed(
 
 
 @asynccontextmanager
-async def _runner(
-    runtime: Runtime, claimed: list[SensorState], run_id: str
-) -> AsyncIterator[RunOne]:
-    """Where this batch's sensors run: lanes for a large batch, else this process. On the
-    way out every run handed over has been committed (or cancelled)."""
-    settings = runtime.settings
-    lanes = lane_count(settings.lanes)
-    if lanes and len(claimed) >= settings.lane_min_batch:
-        pool = Lanes(runtime, run_id, claimed, lanes)
+async def _runner(runtime: Runtime, run_id: str, lanes: Lanes | None) -> AsyncIterator[RunOne]:
+    """Where this batch's sensors run: its lanes, or this process. On the way out every run
+    handed over has been committed (or cancelled)."""
+    if lanes is not None:
         try:
-            await pool.start()
-            yield pool.run
+            await lanes.connect()
+            yield lanes.run
         finally:
-            await pool.aclose()
+            await lanes.aclose()
         return
+    settings = runtime.settings
     async with runtime.fetcher() as fetcher:
         committer = GroupCommitter(
             runtime.store, max_runs=settings.commit_group_runs, max_wait_ms=settings.commit_group_ms

@@ -45,7 +45,7 @@ from catlas_assets.domain.pipeline_data import SensorState
 from catlas_assets.services.commit_groups import GroupCommitter
 from catlas_assets.services.pipeline import SensorRunResult, run_sensor
 from catlas_assets.services.runtime import Runtime
-from catlas_assets.services.worker_processes import per_core, worker_context
+from catlas_assets.services.worker_processes import per_core, start_method, worker_context
 from catlas_assets.settings import Settings
 from resources.clock import SystemClock, VirtualClock
 
@@ -82,15 +82,19 @@ class LaneDied(RuntimeError):
 class _Lane:
     index: int
     process: BaseProcess
-    writer: asyncio.StreamWriter
-    reader: asyncio.StreamReader
+    sock: socket.socket  # the tick's end of the lane's socket
+    writer: asyncio.StreamWriter | None = None
     pending: dict[int, asyncio.Future[SensorRunResult]] = field(default_factory=dict)
     listening: asyncio.Task[None] | None = None
     closed: bool = False
 
 
 class Lanes:
-    """The lanes of one tick: `run(sensor, seed)` runs a sensor in its domain's lane."""
+    """The lanes of one tick: `run(sensor, seed)` runs a sensor in its domain's lane.
+
+    `spawn` starts the processes before the tick's event loop runs (a lane forked then
+    starts at once; see `worker_processes.start_method`), `connect` attaches them to it.
+    """
 
     def __init__(self, runtime: Runtime, run_id: str, sensors: list[SensorState], count: int):
         self._runtime = runtime
@@ -100,8 +104,8 @@ class Lanes:
         self._lanes: list[_Lane] = []
         self._keys = itertools.count()
 
-    async def start(self) -> None:
-        context = worker_context()
+    def spawn(self) -> None:
+        context = worker_context(start_method())
         clock_now = _virtual_now(self._runtime)
         settings = self._runtime.settings
         for index in range(self._count):
@@ -112,17 +116,28 @@ class Lanes:
                 name=f"catlas-lane-{index}",
                 daemon=True,
             )
-            process.start()
-            theirs.close()
-            reader, writer = await asyncio.open_connection(sock=ours)
-            lane = _Lane(index, process, writer, reader)
-            lane.listening = asyncio.create_task(self._listen(lane))
-            self._lanes.append(lane)
+            try:
+                process.start()
+            finally:
+                theirs.close()
+            self._lanes.append(_Lane(index, process, ours))
+
+    async def connect(self) -> None:
+        for lane in self._lanes:
+            reader, lane.writer = await asyncio.open_connection(sock=lane.sock)
+            lane.listening = asyncio.create_task(self._listen(lane, reader))
+
+    def kill(self) -> None:
+        """End the lanes at once (the tick never got to run them)."""
+        for lane in self._lanes:
+            lane.sock.close()
+            _end(lane.process, timeout_s=0)
 
     async def run(self, sensor: SensorState, seed: int) -> SensorRunResult:
         lane = self._lanes[self._route.get(sensor.domain, 0)]
         if lane.closed:
             raise LaneDied(f"lane {lane.index} has ended ({_exit(lane.process)})")
+        assert lane.writer is not None, "connect() first"
         key = next(self._keys)
         future: asyncio.Future[SensorRunResult] = asyncio.get_running_loop().create_future()
         lane.pending[key] = future
@@ -134,9 +149,9 @@ class Lanes:
                 _send(lane.writer, ("cancel", key))
             raise
 
-    async def _listen(self, lane: _Lane) -> None:
+    async def _listen(self, lane: _Lane, reader: asyncio.StreamReader) -> None:
         try:
-            while (message := await _receive(lane.reader)) is not None:
+            while (message := await _receive(reader)) is not None:
                 kind, key, payload = message
                 if kind == "closed":
                     break
@@ -166,14 +181,17 @@ class Lanes:
     async def aclose(self) -> None:
         """Ask every lane to finish (what it runs is committed or cancelled), then end it."""
         for lane in self._lanes:
-            if not lane.closed:
+            if not lane.closed and lane.writer is not None:
                 with contextlib.suppress(ConnectionError):
                     _send(lane.writer, ("close", None, None))
         for lane in self._lanes:
             if lane.listening is not None:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(asyncio.shield(lane.listening), CLOSE_TIMEOUT_S)
-            lane.writer.close()
+            if lane.writer is not None:
+                lane.writer.close()
+            else:
+                lane.sock.close()
             await asyncio.to_thread(_end, lane.process)
 
 
@@ -182,8 +200,8 @@ def _virtual_now(runtime: Runtime) -> datetime | None:
     return runtime.clock.now() if isinstance(runtime.clock, VirtualClock) else None
 
 
-def _end(process: BaseProcess) -> None:
-    process.join(CLOSE_TIMEOUT_S)
+def _end(process: BaseProcess, timeout_s: float = CLOSE_TIMEOUT_S) -> None:
+    process.join(timeout_s)
     if process.is_alive():
         process.kill()
         process.join()
@@ -217,7 +235,9 @@ def lane_main(
 ) -> None:
     """A lane process: run the sensors the tick sends until it says close (or is gone)."""
     # Ctrl+C reaches every process of the terminal's group: the tick decides what stops.
+    # (A forked lane also inherits the tick's own handlers: SIGTERM ends a lane as usual.)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     runtime = Runtime(
         replace(settings, observe_workers=0),  # the lane is the parallelism: parse here
         clock=VirtualClock(now) if now is not None else SystemClock(),

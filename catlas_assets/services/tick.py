@@ -20,7 +20,7 @@ from catlas_assets.domain.vocabulary import (
 from catlas_assets.errors import StorageError
 from catlas_assets.services import lake_sync
 from catlas_assets.services.blocked_recheck import recheck_blocked
-from catlas_assets.services.claimed_work import ClaimedResult, run_claimed
+from catlas_assets.services.claimed_work import ClaimedResult, lanes_for, run_claimed
 from catlas_assets.services.dead_runs import settle
 from catlas_assets.services.pipeline import SensorRunResult, sensor_state
 from catlas_assets.services.run_control import RunControl
@@ -74,8 +74,11 @@ def _tick(
     sensors = [sensor_state(row) for row in claimed]  # each one's domain computed here, once
     if claimed:
         try:
+            lanes = lanes_for(runtime, sensors, recorder.run_id)
             done = asyncio.run(
-                run_claimed(runtime, sensors, recorder.run_id, guard, control, on_sensor_done)
+                run_claimed(
+                    runtime, sensors, recorder.run_id, guard, control, on_sensor_done, lanes
+                )
             )
         except Exception as exc:
             # The crawl raised: the claims go back, the run still gets its verdict (error).

@@ -1,15 +1,21 @@
-"""How catlas starts helper processes (parsers, lanes): cores, and one fork server.
+"""How catlas starts helper processes (parsers, lanes): cores, a fork, or one fork server.
 
-Helper processes start from a fork server that has the sensor pipeline imported: a clean
-process (forking a worker's own process, with its threads, is not safe) that is cheap to
-start from. One preload for every kind of helper: the fork server is one per process.
+Forking a worker's own process is safe only while it runs no other thread (a lock another
+thread held at the fork stays held in the child for ever), and then it is the cheapest
+start: the child has everything imported already. Otherwise (a daemon's periodic tasks, a
+Dagster run, the parser pool's helpers) helpers start from a fork server that has the
+sensor pipeline imported: a clean process, cheap to start from once it runs (its own
+start costs about 0.7 s of imports). One preload for every kind of helper: the fork server
+is one per process.
 """
 
 from __future__ import annotations
 
+import asyncio
 import multiprocessing
 import os
-from multiprocessing.context import ForkServerContext
+import threading
+from multiprocessing.context import BaseContext
 
 # The lanes module imports the whole pipeline (the parsers' `observe` included).
 PRELOAD = ["catlas_assets.services.lanes"]
@@ -31,7 +37,19 @@ def per_core(setting: int, cap: int, cpus: int | None = None) -> int:
     return 0 if cpus <= 1 else min(cpus, cap)
 
 
-def worker_context() -> ForkServerContext:
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(PRELOAD)
+def start_method() -> str:
+    """ "fork" while this process runs one thread and no event loop, else "forkserver"."""
+    try:
+        asyncio.get_running_loop()
+        in_loop = True
+    except RuntimeError:
+        in_loop = False
+    alone = threading.active_count() == 1 and not in_loop
+    return "fork" if alone and "fork" in multiprocessing.get_all_start_methods() else "forkserver"
+
+
+def worker_context(method: str = "forkserver") -> BaseContext:
+    context = multiprocessing.get_context(method)
+    if method == "forkserver":
+        context.set_forkserver_preload(PRELOAD)
     return context

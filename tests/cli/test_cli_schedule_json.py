@@ -87,3 +87,41 @@ def test_a_failed_tick_prints_its_json_verdict_and_exits_1(catlas: Catlas, tmp_p
 def test_json_without_once_is_a_usage_error(catlas: Catlas) -> None:
     result = catlas.run("schedule", "--json")
     assert_one_error_line(result, 2, "--json goes with --once")
+
+
+def test_a_tick_in_lanes_gives_the_verdict_one_process_gives(
+    catlas: Catlas, tmp_path: Path
+) -> None:
+    """A command's tick forks its lanes (one thread, no event loop yet): the sensors of
+    three sites, dealt to two lanes, end as in one process, verdict and rows included."""
+    _import(
+        catlas,
+        tmp_path,
+        "".join(
+            f"{company},{surface},http://{host}/{surface}\n"
+            for company, host in (
+                ("Northwind Robotics", "northwind-robotics.com"),
+                ("Kestrel Labs", "kestrel-labs.com"),
+                ("Swarm", "swarm-load.com"),
+            )
+            for surface in ("careers", "pricing", "homepage")
+        ),
+    )
+
+    result = catlas.ok(
+        "schedule", "--once", "--json", CATLAS_NOW=NOW, CATLAS_DOMAIN_SPACING_S="0",
+        CATLAS_LANES="2", CATLAS_LANE_MIN_BATCH="1",
+    )  # fmt: skip
+
+    verdict = json.loads(result.out)
+    assert verdict["counters"]["claimed"] == 9
+    assert verdict["counters"]["ok"] + verdict["counters"]["failed"] == 9
+    _assert_verdict_is_the_row(verdict, _run_row(tmp_path / ".catlas", verdict["run_id"]))
+    state = tmp_path / ".catlas"
+    con = sqlite3.connect(state_db(state))
+    try:
+        unclaimed = con.execute("SELECT count(*) FROM sensors WHERE claimed_by IS NULL").fetchone()
+        fetched = con.execute("SELECT count(*) FROM sensors WHERE last_fetched_at IS NOT NULL")
+        assert unclaimed == (9,) and fetched.fetchone() == (9,)
+    finally:
+        con.close()

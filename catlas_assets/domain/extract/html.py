@@ -60,7 +60,6 @@ CURRENCIES = {"$": "USD", "€": "EUR", "£": "GBP"}
 _MONEY = re.compile(r"([$€£])\s?(\d[\d,]*(?:\.\d+)?)")
 _MONTH = re.compile(r"/\s*mo\b|per month|/\s*month|monthly|a month", re.I)
 _YEAR = re.compile(r"/\s*yr\b|per year|/\s*year|annual|yearly|a year", re.I)
-_SPACE = re.compile(r"\s+")
 
 
 def canonical_url(href: str, base: str = "") -> str:
@@ -96,7 +95,8 @@ def _canonical(href: str, base: str) -> str:
 
 
 def _clean(text: str | None) -> str:
-    return _SPACE.sub(" ", text or "").strip()
+    # Whitespace runs to one space, trimmed (`str.split` splits on what `\s+` matches).
+    return " ".join(text.split()) if text else ""
 
 
 def _tokens(node: LexborNode) -> set[str]:

@@ -12,7 +12,6 @@ Rows come back as plain dicts; `extract/html.py` turns them into jobs.
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from urllib.parse import urlsplit
 
@@ -48,11 +47,11 @@ POSTING_HOSTS = (
 )
 POSTING_HOST_SUFFIXES = (".myworkdayjobs.com", ".recruitee.com", ".teamtailor.com")
 MIN_POSTING_LINKS = 2
-_SPACE = re.compile(r"\s+")
 
 
 def _text(node: LexborNode) -> str:
-    return _SPACE.sub(" ", node.text(deep=True, separator=" ")).strip()
+    # Whitespace runs to one space, trimmed (`str.split` splits on what `\s+` matches).
+    return " ".join(node.text(deep=True, separator=" ").split())
 
 
 def _column(header: str) -> str | None:

@@ -20,7 +20,7 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from catlas_assets.domain.extract.extraction import Extraction, job, name_norm
 from catlas_assets.domain.extract.job_listings import posting_links, table_rows
-from catlas_assets.domain.extract.links import root_path, site_origin
+from catlas_assets.domain.extract.links import plain_path, root_path, site_origin
 from catlas_assets.domain.extract.markup import parse_html
 
 TRACKING_PARAMS = frozenset(
@@ -69,6 +69,9 @@ def canonical_url(href: str, base: str = "") -> str:
     if base and root_path(stripped):
         origin = site_origin(base)
         if origin:
+            if plain_path(origin, stripped):
+                # What `_canonical` makes of the join: host lower-cased, no trailing "/".
+                return origin.lower() + (stripped.rstrip("/") or "/")
             return _site_link(stripped, origin)
     return _canonical(href, base)
 

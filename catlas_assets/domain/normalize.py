@@ -259,8 +259,10 @@ def mask_blocks(texts: list[str], joined: str) -> list[str]:
 _TO_WORDS = (
     bytes(c if chr(c).isalnum() or c == 95 else 32 for c in bytes(range(128)).lower()) + b" " * 128
 )
-# The same keeping "-": the runs a token match is made of.
-_TO_RUNS = bytes(c if chr(c).isalnum() or c in b"_-" else 32 for c in range(128)) + b" " * 128
+# The characters a token match is made of (word characters and "-") to "a", the rest to
+# spaces: a run of 24 is then one substring search, not a split of the page into runs.
+_TO_RUNS = bytes(97 if chr(c).isalnum() or c in b"_-" else 32 for c in range(128)) + b" " * 128
+_RUN_OF_24 = b"a" * 24
 # Whole words a match of each pattern holds (lower case), or of which it holds one.
 _AGO_WORDS = frozenset({b"ago", b"geleden", b"fa", b"sedan", b"il", b"hace", b"vor"})
 _DAY_WORDS = frozenset(
@@ -297,12 +299,12 @@ def _page_needs(joined: str) -> tuple[int, ...]:
         posted and (b"today" in words or b"yesterday" in words)
     ):
         wanted.append(4)
-    if not words.isdisjoint(_AGO_WORDS) or posted or (day and _day_alone(joined.lower())):
-        wanted.append(5)
     lower = joined.lower()
+    if not words.isdisjoint(_AGO_WORDS) or posted or (day and _day_alone(lower)):
+        wanted.append(5)
     if "view" in lower or "watch" in lower or "online" in lower:
         wanted.append(6)
-    if len(data) >= 24 and max(map(len, data.translate(_TO_RUNS).split()), default=0) >= 24:
+    if _RUN_OF_24 in data.translate(_TO_RUNS):
         wanted.append(7)
     return tuple(wanted)
 

@@ -464,6 +464,20 @@ def _plans(tree: LexborHTMLParser, out: Extraction) -> int:
     return found
 
 
+def _holders(tree: LexborHTMLParser, selector: str) -> set[int]:
+    """The elements (`mem_id`s) that match the simple `selector` or hold a match: those
+    where `css_first(selector)` finds one, read in one query and one walk up per match
+    rather than one query per element."""
+    held: set[int] = set()
+    for node in tree.css(selector):
+        current: LexborNode | None = node
+        # Up to the first element already held: its ancestors are held too.
+        while current is not None and current.mem_id not in held:
+            held.add(current.mem_id)
+            current = current.parent
+    return held
+
+
 def _collection_post(node: LexborNode) -> bool:
     """An item of a CMS collection list with a heading: a post card even without `<time>`
     (Webflow's `w-dyn-item` shows its date as plain text)."""
@@ -476,13 +490,9 @@ def _news(tree: LexborHTMLParser, base: str, out: Extraction) -> int:
     # One node matching two selectors comes back twice: keep it once.
     unique = {n.mem_id: n for n in tree.css(f"article, li, {COLLECTION_ITEMS}")}
     candidates = [n for n in unique.values() if _visible(n, seen)]
+    linked, dated = _holders(tree, "a[href]"), _holders(tree, "time")
     keep = _outermost(
-        [
-            n
-            for n in candidates
-            if n.css_first("a[href]") is not None
-            and (n.css_first("time") is not None or _collection_post(n))
-        ]
+        [n for n in candidates if n.mem_id in linked and (n.mem_id in dated or _collection_post(n))]
     )
     for node in keep:
         link = node.css_first("h1 a[href], h2 a[href], h3 a[href], a[href]")

@@ -33,6 +33,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from json.encoder import encode_basestring
 from typing import Any
 
 import charset_normalizer
@@ -132,11 +133,25 @@ class Normalized:
     normalized_hash: str
 
     def blocks_json(self) -> bytes:
-        # The fields by name, not `asdict` (a recursive deep copy per block).
-        return json.dumps(
-            [{"id": b.id, "type": b.type, "text": b.text, "path": b.path} for b in self.blocks],
-            ensure_ascii=False,
+        """`json.dumps` of the blocks as dicts of their fields (`ensure_ascii=False`), byte
+        for byte, written out: most strings need no escape and are copied as they are."""
+        return (
+            "["
+            + ", ".join(
+                f'{{"id": {_json_str(b.id)}, "type": {_json_str(b.type)}, '
+                f'"text": {_json_str(b.text)}, "path": {_json_str(b.path)}}}'
+                for b in self.blocks
+            )
+            + "]"
         ).encode()
+
+
+def _json_str(text: str) -> str:
+    # json escapes only '"', '\' and characters below U+0020 (ensure_ascii=False), none of
+    # which printable text holds but the two tested; the rest goes through json's escaper.
+    if text.isprintable() and '"' not in text and "\\" not in text:
+        return f'"{text}"'
+    return encode_basestring(text)
 
 
 def sha256_hex(data: bytes) -> str:

@@ -40,7 +40,7 @@ import charset_normalizer
 from selectolax.lexbor import LexborNode
 
 from catlas_assets.domain.extract.extraction import ParseError
-from catlas_assets.domain.extract.markup import parse_html
+from catlas_assets.domain.extract.markup import clean_text, node_text, parse_html
 from catlas_assets.domain.relative_dates import (
     RELATIVE_DATE,
     RELATIVE_DAY_WORDS,
@@ -397,14 +397,8 @@ def _meta_charset(body: bytes) -> str | None:
     return match.group(1).decode("ascii") if match else None
 
 
-def _clean(text: str) -> str:
-    # Runs of whitespace to one space, ends trimmed: `str.split` splits where `\s+` matches
-    # (the same Unicode whitespace), in one C pass rather than one regex piece per space.
-    return " ".join(text.split())
-
-
 def _lines(text: str) -> list[str]:
-    return [line for line in (_clean(raw) for raw in text.splitlines()) if line]
+    return [line for line in (clean_text(raw) for raw in text.splitlines()) if line]
 
 
 def _is_boilerplate(node: LexborNode, tag: str | None = None) -> bool:
@@ -457,20 +451,20 @@ def _walk(node: LexborNode, path: str, out: list[tuple[str, str, str]], depth: i
     """The blocks of `node`, which is not boilerplate (its parent left that out)."""
     tag = node.tag or ""
     if depth >= MAX_DEPTH:
-        text = _clean(node.text(deep=True, separator=" "))
+        text = node_text(node)
         if text:
             out.append(("text", text, path))
         return
     children = _kept_children(node)
     # A table row reads as one fact ("Pro | $49 | monthly"), so it is never split into cells.
     if tag == "tr":
-        cells = [_clean(c.text(deep=True, separator=" ")) for c, _ in children]
+        cells = [node_text(c) for c, _ in children]
         text = " | ".join(cell for cell in cells if cell)
         if text:
             out.append(("table_row", text, path))
         return
     if INLINE_TAGS.issuperset([ctag for _, ctag in children]):
-        text = _clean(node.text(deep=True, separator=" "))
+        text = node_text(node)
         if text:
             out.append((BLOCK_TYPES.get(tag, "text"), text, path))
         return

@@ -21,7 +21,7 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 from catlas_assets.domain.extract.extraction import Extraction, job, name_norm
 from catlas_assets.domain.extract.job_listings import posting_links, table_rows
 from catlas_assets.domain.extract.links import plain_path, root_path, site_origin
-from catlas_assets.domain.extract.markup import parse_html
+from catlas_assets.domain.extract.markup import clean_text, node_text, parse_html
 
 TRACKING_PARAMS = frozenset(
     {"gclid", "fbclid", "msclkid", "mc_cid", "mc_eid", "ref", "_ga", "_gl", "_hsenc", "_hsmi",
@@ -98,8 +98,7 @@ def _canonical(href: str, base: str) -> str:
 
 
 def _clean(text: str | None) -> str:
-    # Whitespace runs to one space, trimmed (`str.split` splits on what `\s+` matches).
-    return " ".join(text.split()) if text else ""
+    return clean_text(text) if text else ""
 
 
 def _tokens(node: LexborNode) -> set[str]:
@@ -110,7 +109,7 @@ def _first_text(node: LexborNode, selectors: str) -> str:
     for selector in selectors.split(","):
         found = node.css_first(selector.strip())
         if found is not None:
-            text = _clean(found.text(deep=True, separator=" "))
+            text = node_text(found)
             if text:
                 return text
     return ""
@@ -329,7 +328,7 @@ def _jobs(tree: LexborHTMLParser, base: str, out: Extraction) -> int:
         role = row.css_first("td.role, td.job, td.position")
         if role is None or not _visible(row):
             continue
-        title = _clean(role.text(deep=True, separator=" "))
+        title = node_text(role)
         if not title:
             continue
         location = _first_text(row, "td.location")
@@ -418,11 +417,9 @@ def _plans(tree: LexborHTMLParser, out: Extraction) -> int:
             ".amount"
         )
         price_text = " · ".join(
-            _clean(p.text(deep=True, separator=" "))
-            for p in holders
-            if not p.css("[data-period], [data-billing]")
-        ) or " · ".join(_clean(p.text(deep=True, separator=" ")) for p in holders)
-        price_text = price_text or _clean(node.text(deep=True, separator=" "))[:200]
+            node_text(p) for p in holders if not p.css("[data-period], [data-billing]")
+        ) or " · ".join(node_text(p) for p in holders)
+        price_text = price_text or node_text(node)[:200]
         prices: dict[str, float] = {}
         for toggle in node.css("[data-period], [data-billing]"):
             period = (
@@ -442,11 +439,7 @@ def _plans(tree: LexborHTMLParser, out: Extraction) -> int:
             # A monthly/annual toggle: the monthly figure is the headline price.
             amount = prices.get("monthly", prices.get("month", amount))
             period = "month" if ("monthly" in prices or "month" in prices) else period
-        features = [
-            _clean(li.text(deep=True, separator=" "))
-            for li in node.css("li")
-            if _clean(li.text(deep=True, separator=" "))
-        ]
+        features = [node_text(li) for li in node.css("li") if node_text(li)]
         out.add(
             "pricing_plan",
             {
@@ -498,7 +491,7 @@ def _news(tree: LexborHTMLParser, base: str, out: Extraction) -> int:
         link = node.css_first("h1 a[href], h2 a[href], h3 a[href], a[href]")
         assert link is not None
         url = canonical_url(link.attributes.get("href") or "", base)
-        title = _first_text(node, "h1, h2, h3, h4") or _clean(link.text(deep=True, separator=" "))
+        title = _first_text(node, "h1, h2, h3, h4") or node_text(link)
         when = node.css_first("time")
         published = (when.attributes.get("datetime") if when is not None else None) or None
         out.add("news", {"key": url, "title": title, "url": url, "published_at": published})

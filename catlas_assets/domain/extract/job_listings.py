@@ -19,6 +19,7 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from catlas_assets.domain.classify import fold
 from catlas_assets.domain.extract.links import resolve
+from catlas_assets.domain.extract.markup import node_text
 
 TITLE_HEADERS = frozenset(
     {"position", "positions", "role", "roles", "job", "jobs", "job title", "title", "opening",
@@ -50,8 +51,7 @@ MIN_POSTING_LINKS = 2
 
 
 def _text(node: LexborNode) -> str:
-    # Whitespace runs to one space, trimmed (`str.split` splits on what `\s+` matches).
-    return " ".join(node.text(deep=True, separator=" ").split())
+    return node_text(node)
 
 
 def _column(header: str) -> str | None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import threading
 
-from selectolax.lexbor import LexborHTMLParser
+from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 MAX_NESTING = 512
 _TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]{0,40})\b[^>]{0,4096}?(/?)>")
@@ -114,3 +114,21 @@ def parse_html(html: str) -> LexborHTMLParser:
         _last.tree = LexborHTMLParser(bounded_markup(html))
         _last.html = html
     return _last.tree
+
+
+def clean_text(text: str) -> str:
+    """Each run of whitespace one space, the ends trimmed (`\\s+` to " ", then `strip`)."""
+    # Printable text holds no whitespace but " ": without a double or an outer space it is
+    # clean as it is, and most text is. Else `str.split` splits where `\s+` would match.
+    if "  " not in text and text.isprintable() and text[:1] != " " and text[-1:] != " ":
+        return text
+    return " ".join(text.split())
+
+
+def node_text(node: LexborNode) -> str:
+    """The text of `node` and its descendants, pieces apart by a space, cleaned.
+
+    Pieces come trimmed and whitespace-only ones are left out: the words are those of the
+    pieces joined as they are, so is the answer, and the text of indented markup has
+    nothing left to collapse."""
+    return clean_text(node.text(deep=True, separator=" ", strip=True, skip_empty=True))

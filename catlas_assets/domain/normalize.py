@@ -432,14 +432,18 @@ def _html_blocks(html: str) -> list[tuple[str, str, str]]:
     return out
 
 
-def _kept_children(node: LexborNode) -> list[tuple[LexborNode, str]]:
-    """The element children that are not boilerplate, with their tags (read once each)."""
+def _kept_children(node: LexborNode) -> tuple[list[tuple[LexborNode, str]], bool]:
+    """The element children that are not boilerplate, with their tags (read once each), and
+    whether all of them are inline (in the same pass)."""
     kept = []
+    inline = True
     for child in node.iter(include_text=False):
         tag = child.tag
         if tag and tag[0] != "-" and not _is_boilerplate(child, tag):
             kept.append((child, tag))
-    return kept
+            if tag not in INLINE_TAGS:
+                inline = False
+    return kept, inline
 
 
 # Deeper than this, a subtree reads as one text block: no recursion limit is reached and a
@@ -455,7 +459,7 @@ def _walk(node: LexborNode, path: str, out: list[tuple[str, str, str]], depth: i
         if text:
             out.append(("text", text, path))
         return
-    children = _kept_children(node)
+    children, inline = _kept_children(node)
     # A table row reads as one fact ("Pro | $49 | monthly"), so it is never split into cells.
     if tag == "tr":
         cells = [node_text(c) for c, _ in children]
@@ -463,15 +467,15 @@ def _walk(node: LexborNode, path: str, out: list[tuple[str, str, str]], depth: i
         if text:
             out.append(("table_row", text, path))
         return
-    if INLINE_TAGS.issuperset([ctag for _, ctag in children]):
+    if inline:
         text = node_text(node)
         if text:
             out.append((BLOCK_TYPES.get(tag, "text"), text, path))
         return
     seen: dict[str, int] = {}
     for child, ctag in children:
-        seen[ctag] = seen.get(ctag, 0) + 1
-        _walk(child, f"{path}/{ctag}[{seen[ctag]}]", out, depth + 1)
+        nth = seen[ctag] = seen.get(ctag, 0) + 1
+        _walk(child, f"{path}/{ctag}[{nth}]", out, depth + 1)
 
 
 def _json_blocks(text: str) -> list[tuple[str, str, str]]:

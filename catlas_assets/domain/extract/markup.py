@@ -16,7 +16,10 @@ import threading
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 MAX_NESTING = 512
-_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]{0,40})\b[^>]{0,4096}?(/?)>")
+# A tag: "/" if closing, its name, "/" if self-closing (the attributes' last character,
+# seen by a look behind: the same match as a lazy run up to "/>" or ">", without trying
+# that end at every character).
+_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]{0,40})\b[^>]{0,4096}/?(?:(?<=(/)))?>")
 # Void elements and those whose end tag may be left out (WHATWG 13.1.2.4): never counted.
 _UNCOUNTED = frozenset(
     {
@@ -85,12 +88,15 @@ def _too_deep(html: str, max_nesting: int) -> bool:
             if closing and name.lower() == raw_until:
                 raw_until = None
             continue
+        if self_closing or name in _UNCOUNTED:
+            continue  # most names come in lower case: no copy made to find them
         name = name.lower()
-        if name in _UNCOUNTED or self_closing:
+        if name in _UNCOUNTED:
             continue
         if closing:
             # Nothing has been dropped yet: every end tag closes a counted element.
-            depth = max(0, depth - 1)
+            if depth:
+                depth -= 1
             continue
         if name in _RAW:
             raw_until = name

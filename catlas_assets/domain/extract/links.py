@@ -48,6 +48,16 @@ def _join_root_path(origin: str, href: str) -> str:
     return urljoin(origin, href)
 
 
+def plain_link(base: str, href: str) -> str | None:
+    """`resolve(base, href)` when that is the page's origin and `href` side by side (a
+    plain root path, see `plain_path`); None for any other link."""
+    if base and root_path(href):
+        origin = site_origin(base)
+        if origin and plain_path(origin, href):
+            return origin + href
+    return None
+
+
 def resolve(base: str, href: str) -> str:
     """`urljoin(base, href)`, the same answer (and the same ValueError)."""
     if base and root_path(href):

@@ -135,23 +135,28 @@ class Normalized:
     def blocks_json(self) -> bytes:
         """`json.dumps` of the blocks as dicts of their fields (`ensure_ascii=False`), byte
         for byte, written out: most strings need no escape and are copied as they are."""
-        return (
-            "["
-            + ", ".join(
-                f'{{"id": {_json_str(b.id)}, "type": {_json_str(b.type)}, '
-                f'"text": {_json_str(b.text)}, "path": {_json_str(b.path)}}}'
-                for b in self.blocks
-            )
-            + "]"
-        ).encode()
+        items = []
+        for b in self.blocks:
+            if _json_plain(f"{b.id}{b.type}{b.text}{b.path}"):  # one test for the four
+                items.append(
+                    f'{{"id": "{b.id}", "type": "{b.type}", "text": "{b.text}", "path": "{b.path}"}}'
+                )
+            else:
+                items.append(
+                    f'{{"id": {_json_str(b.id)}, "type": {_json_str(b.type)}, '
+                    f'"text": {_json_str(b.text)}, "path": {_json_str(b.path)}}}'
+                )
+        return f"[{', '.join(items)}]".encode()
+
+
+def _json_plain(text: str) -> bool:
+    # json escapes only '"', '\' and characters below U+0020 (ensure_ascii=False), none of
+    # which printable text holds but the two tested.
+    return text.isprintable() and '"' not in text and "\\" not in text
 
 
 def _json_str(text: str) -> str:
-    # json escapes only '"', '\' and characters below U+0020 (ensure_ascii=False), none of
-    # which printable text holds but the two tested; the rest goes through json's escaper.
-    if text.isprintable() and '"' not in text and "\\" not in text:
-        return f'"{text}"'
-    return encode_basestring(text)
+    return f'"{text}"' if _json_plain(text) else encode_basestring(text)
 
 
 def sha256_hex(data: bytes) -> str:

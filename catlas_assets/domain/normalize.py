@@ -33,13 +33,14 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from json.encoder import encode_basestring
 from typing import Any
 
 import charset_normalizer
 from selectolax.lexbor import LexborNode
 
 from catlas_assets.domain.extract.extraction import ParseError
-from catlas_assets.domain.extract.markup import parse_html
+from catlas_assets.domain.extract.markup import clean_text, node_text, parse_html
 from catlas_assets.domain.relative_dates import (
     RELATIVE_DATE,
     RELATIVE_DAY_WORDS,
@@ -114,7 +115,6 @@ _VOLATILE: tuple[tuple[re.Pattern[str], str], ...] = (
         "<token>",
     ),
 )
-_SPACE = re.compile(r"\s+")
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([A-Za-z0-9_\-:.]+)""", re.I)
 
 
@@ -133,11 +133,30 @@ class Normalized:
     normalized_hash: str
 
     def blocks_json(self) -> bytes:
-        # The fields by name, not `asdict` (a recursive deep copy per block).
-        return json.dumps(
-            [{"id": b.id, "type": b.type, "text": b.text, "path": b.path} for b in self.blocks],
-            ensure_ascii=False,
-        ).encode()
+        """`json.dumps` of the blocks as dicts of their fields (`ensure_ascii=False`), byte
+        for byte, written out: most strings need no escape and are copied as they are."""
+        items = []
+        for b in self.blocks:
+            if _json_plain(f"{b.id}{b.type}{b.text}{b.path}"):  # one test for the four
+                items.append(
+                    f'{{"id": "{b.id}", "type": "{b.type}", "text": "{b.text}", "path": "{b.path}"}}'
+                )
+            else:
+                items.append(
+                    f'{{"id": {_json_str(b.id)}, "type": {_json_str(b.type)}, '
+                    f'"text": {_json_str(b.text)}, "path": {_json_str(b.path)}}}'
+                )
+        return f"[{', '.join(items)}]".encode()
+
+
+def _json_plain(text: str) -> bool:
+    # json escapes only '"', '\' and characters below U+0020 (ensure_ascii=False), none of
+    # which printable text holds but the two tested.
+    return text.isprintable() and '"' not in text and "\\" not in text
+
+
+def _json_str(text: str) -> str:
+    return f'"{text}"' if _json_plain(text) else encode_basestring(text)
 
 
 def sha256_hex(data: bytes) -> str:
@@ -260,8 +279,10 @@ def mask_blocks(texts: list[str], joined: str) -> list[str]:
 _TO_WORDS = (
     bytes(c if chr(c).isalnum() or c == 95 else 32 for c in bytes(range(128)).lower()) + b" " * 128
 )
-# The same keeping "-": the runs a token match is made of.
-_TO_RUNS = bytes(c if chr(c).isalnum() or c in b"_-" else 32 for c in range(128)) + b" " * 128
+# The characters a token match is made of (word characters and "-") to "a", the rest to
+# spaces: a run of 24 is then one substring search, not a split of the page into runs.
+_TO_RUNS = bytes(97 if chr(c).isalnum() or c in b"_-" else 32 for c in range(128)) + b" " * 128
+_RUN_OF_24 = b"a" * 24
 # Whole words a match of each pattern holds (lower case), or of which it holds one.
 _AGO_WORDS = frozenset({b"ago", b"geleden", b"fa", b"sedan", b"il", b"hace", b"vor"})
 _DAY_WORDS = frozenset(
@@ -298,12 +319,12 @@ def _page_needs(joined: str) -> tuple[int, ...]:
         posted and (b"today" in words or b"yesterday" in words)
     ):
         wanted.append(4)
-    if not words.isdisjoint(_AGO_WORDS) or posted or (day and _day_alone(joined.lower())):
-        wanted.append(5)
     lower = joined.lower()
+    if not words.isdisjoint(_AGO_WORDS) or posted or (day and _day_alone(lower)):
+        wanted.append(5)
     if "view" in lower or "watch" in lower or "online" in lower:
         wanted.append(6)
-    if len(data) >= 24 and max(map(len, data.translate(_TO_RUNS).split()), default=0) >= 24:
+    if _RUN_OF_24 in data.translate(_TO_RUNS):
         wanted.append(7)
     return tuple(wanted)
 
@@ -381,12 +402,8 @@ def _meta_charset(body: bytes) -> str | None:
     return match.group(1).decode("ascii") if match else None
 
 
-def _clean(text: str) -> str:
-    return _SPACE.sub(" ", text).strip()
-
-
 def _lines(text: str) -> list[str]:
-    return [line for line in (_clean(raw) for raw in text.splitlines()) if line]
+    return [line for line in (clean_text(raw) for raw in text.splitlines()) if line]
 
 
 def _is_boilerplate(node: LexborNode, tag: str | None = None) -> bool:
@@ -420,14 +437,18 @@ def _html_blocks(html: str) -> list[tuple[str, str, str]]:
     return out
 
 
-def _kept_children(node: LexborNode) -> list[tuple[LexborNode, str]]:
-    """The element children that are not boilerplate, with their tags (read once each)."""
+def _kept_children(node: LexborNode) -> tuple[list[tuple[LexborNode, str]], bool]:
+    """The element children that are not boilerplate, with their tags (read once each), and
+    whether all of them are inline (in the same pass)."""
     kept = []
+    inline = True
     for child in node.iter(include_text=False):
         tag = child.tag
         if tag and tag[0] != "-" and not _is_boilerplate(child, tag):
             kept.append((child, tag))
-    return kept
+            if tag not in INLINE_TAGS:
+                inline = False
+    return kept, inline
 
 
 # Deeper than this, a subtree reads as one text block: no recursion limit is reached and a
@@ -439,27 +460,27 @@ def _walk(node: LexborNode, path: str, out: list[tuple[str, str, str]], depth: i
     """The blocks of `node`, which is not boilerplate (its parent left that out)."""
     tag = node.tag or ""
     if depth >= MAX_DEPTH:
-        text = _clean(node.text(deep=True, separator=" "))
+        text = node_text(node)
         if text:
             out.append(("text", text, path))
         return
-    children = _kept_children(node)
+    children, inline = _kept_children(node)
     # A table row reads as one fact ("Pro | $49 | monthly"), so it is never split into cells.
     if tag == "tr":
-        cells = [_clean(c.text(deep=True, separator=" ")) for c, _ in children]
+        cells = [node_text(c) for c, _ in children]
         text = " | ".join(cell for cell in cells if cell)
         if text:
             out.append(("table_row", text, path))
         return
-    if INLINE_TAGS.issuperset([ctag for _, ctag in children]):
-        text = _clean(node.text(deep=True, separator=" "))
+    if inline:
+        text = node_text(node)
         if text:
             out.append((BLOCK_TYPES.get(tag, "text"), text, path))
         return
     seen: dict[str, int] = {}
     for child, ctag in children:
-        seen[ctag] = seen.get(ctag, 0) + 1
-        _walk(child, f"{path}/{ctag}[{seen[ctag]}]", out, depth + 1)
+        nth = seen[ctag] = seen.get(ctag, 0) + 1
+        _walk(child, f"{path}/{ctag}[{nth}]", out, depth + 1)
 
 
 def _json_blocks(text: str) -> list[tuple[str, str, str]]:

@@ -3,6 +3,7 @@ page never gets the tree of the last one."""
 
 from __future__ import annotations
 
+import re
 import threading
 
 from hypothesis import given, settings
@@ -13,6 +14,8 @@ from catlas_assets.domain.extract.markup import (
     _TAG,
     _UNCOUNTED,
     bounded_markup,
+    clean_text,
+    node_text,
     parse_html,
 )
 
@@ -85,8 +88,52 @@ TAGS = ["<div>", "</div>", "<p>", "</p>", "<span class='x'>", "</span>", "<br/>"
         "</script>", "<STYLE>", "</style>", "<Div>", "</DIV>", "text", "<li>", "<b>", "</b>"]  # fmt: skip
 
 
+# The tag pattern as first written: a lazy run of attributes up to "/>" or ">".
+_LAZY_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]{0,40})\b[^>]{0,4096}?(/?)>")
+_TAG_PIECES = ["<", ">", "/", "/>", "a", "B", "-", "1", " ", "=", '"', "<div", "</div", "<br/",
+               "x" * 50, "_", "<p-", "é"]  # fmt: skip
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.sampled_from(_TAG_PIECES), max_size=30).map("".join))
+def test_the_tag_pattern_finds_what_the_lazy_pattern_finds(html: str) -> None:
+    assert _TAG.findall(html) == _LAZY_TAG.findall(html)
+    assert [m.span() for m in _TAG.finditer(html)] == [m.span() for m in _LAZY_TAG.finditer(html)]
+
+
+def test_the_tag_pattern_bounds_attributes_as_the_lazy_pattern() -> None:
+    for length in (4094, 4095, 4096, 4097, 4098):
+        for end in ("/>", ">", "//>", "/ >"):
+            for html in (f"<a{' ' * length}{end}", f"<ab-{'c' * 45}{' ' * length}{end}<b>"):
+                assert _TAG.findall(html) == _LAZY_TAG.findall(html), (length, end)
+
+
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.sampled_from(TAGS), max_size=40), st.integers(min_value=0, max_value=6))
 def test_the_depth_bound_cuts_what_the_plain_walk_cuts(tags: list[str], bound: int) -> None:
     html = "".join(tags)
     assert bounded_markup(html, bound) == _reference_bounded_markup(html, bound)
+
+
+_SPACES = re.compile(r"\s+")
+_WHITE = [" ", "  ", "\n", "\t", "\r\n  ", "\xa0", "\u2003", "\u3000", "\x1c", "\x0b", "\x85"]
+_WORDS = ["a", "Bé", "\x00", "\x7f", "x\u200by", "\ud800", "&nbsp;", "&#9;"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(_WHITE + _WORDS), max_size=12).map("".join))
+def test_clean_text_is_the_whitespace_regex_and_strip(text: str) -> None:
+    assert clean_text(text) == _SPACES.sub(" ", text).strip()
+
+
+_MARKUP = ["<p>", "</p>", "<b>", "</b>", "<div>", "</div>", "<br>", "<!-- c -->",
+           "<script>x</script>"]  # fmt: skip
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(_WHITE + _WORDS + _MARKUP), max_size=16).map("".join))
+def test_node_text_is_the_text_with_its_whitespace_collapsed(body: str) -> None:
+    tree = parse_html(f"<html><body><div>{body}</div></body></html>")
+    for node in tree.css("*"):
+        expected = _SPACES.sub(" ", node.text(deep=True, separator=" ")).strip()
+        assert node_text(node) == expected

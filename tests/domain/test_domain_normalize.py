@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import codecs
+import json
 
-from catlas_assets.domain.normalize import decode_body, normalize, sha256_hex
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from catlas_assets.domain.normalize import Block, Normalized, decode_body, normalize, sha256_hex
 
 HTML = "text/html; charset=utf-8"
 
@@ -163,3 +168,25 @@ def test_json_without_a_content_type_is_sniffed() -> None:
 def test_plain_text_becomes_one_block_per_non_empty_line() -> None:
     blocks = normalize(b"first line\n\n  second   line  \n", "text/plain").blocks
     assert [(b.type, b.text) for b in blocks] == [("text", "first line"), ("text", "second line")]
+
+
+_FIELD = st.one_of(
+    st.text(max_size=20), st.sampled_from(['say "hi"', "a\\b", "\x00\x1f\x7f", "\u2028é"])
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_FIELD, _FIELD, _FIELD, _FIELD), max_size=5))
+def test_blocks_json_is_json_dumps_of_the_fields(fields: list[tuple[str, str, str, str]]) -> None:
+    blocks = tuple(Block(*f) for f in fields)
+    expected = json.dumps(
+        [{"id": b.id, "type": b.type, "text": b.text, "path": b.path} for b in blocks],
+        ensure_ascii=False,
+    )
+    try:
+        wanted = expected.encode()
+    except UnicodeEncodeError:  # a lone surrogate: refused alike
+        with pytest.raises(UnicodeEncodeError):
+            Normalized(blocks, "", "").blocks_json()
+        return
+    assert Normalized(blocks, "", "").blocks_json() == wanted

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from catlas_assets.domain.extract.html import _canonical, canonical_url
-from catlas_assets.domain.extract.links import resolve
+from catlas_assets.domain.extract.links import plain_link, resolve
 from catlas_assets.domain.urls import (
     BadURL,
     check_url,
@@ -153,3 +153,37 @@ def test_links_resolved_per_origin_are_the_plain_join(start: str, rest: str, bas
         return
     assert resolve(base, href) == expected
     assert resolve(base, href) == expected  # once more, remembered
+
+
+_PLAIN_BASES = [
+    *_BASES, "https://u:P@Host.Test:80/a", "https://[::1]:8/x", "http://ÄB.test/x", "foo://h/x",
+]  # fmt: skip
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    st.text(alphabet="/aZ09._~%!$&'()*+,=@-;:?#[] \t\nİ", max_size=12).map("/{}".format),
+    st.sampled_from(_PLAIN_BASES),
+)
+def test_plain_root_paths_written_out_are_what_urljoin_makes(href: str, base: str) -> None:
+    # Paths of plain segments skip the parse; the answer is the parsed one.
+    assert canonical_url(href, base) == _canonical(href, base)
+    try:
+        expected = urljoin(base, href)
+    except ValueError:
+        return
+    assert resolve(base, href) == expected
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    st.text(alphabet="/aZ09._~%!$&'()*+,=@-;:?#[] \t\nİ", max_size=12).map("/{}".format),
+    st.sampled_from(_PLAIN_BASES),
+)
+def test_a_plain_link_splits_into_the_page_host_and_itself(href: str, base: str) -> None:
+    url = plain_link(base, href)
+    if url is None:
+        return
+    assert url == resolve(base, href)
+    parts, page = urlsplit(url), urlsplit(base)
+    assert (parts.hostname, parts.path) == (page.hostname, href)

@@ -20,8 +20,8 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from catlas_assets.domain.extract.extraction import Extraction, job, name_norm
 from catlas_assets.domain.extract.job_listings import posting_links, table_rows
-from catlas_assets.domain.extract.links import root_path, site_origin
-from catlas_assets.domain.extract.markup import parse_html
+from catlas_assets.domain.extract.links import plain_path, root_path, site_origin
+from catlas_assets.domain.extract.markup import clean_text, node_text, parse_html
 
 TRACKING_PARAMS = frozenset(
     {"gclid", "fbclid", "msclkid", "mc_cid", "mc_eid", "ref", "_ga", "_gl", "_hsenc", "_hsmi",
@@ -60,7 +60,6 @@ CURRENCIES = {"$": "USD", "€": "EUR", "£": "GBP"}
 _MONEY = re.compile(r"([$€£])\s?(\d[\d,]*(?:\.\d+)?)")
 _MONTH = re.compile(r"/\s*mo\b|per month|/\s*month|monthly|a month", re.I)
 _YEAR = re.compile(r"/\s*yr\b|per year|/\s*year|annual|yearly|a year", re.I)
-_SPACE = re.compile(r"\s+")
 
 
 def canonical_url(href: str, base: str = "") -> str:
@@ -70,6 +69,9 @@ def canonical_url(href: str, base: str = "") -> str:
     if base and root_path(stripped):
         origin = site_origin(base)
         if origin:
+            if plain_path(origin, stripped):
+                # What `_canonical` makes of the join: host lower-cased, no trailing "/".
+                return origin.lower() + (stripped.rstrip("/") or "/")
             return _site_link(stripped, origin)
     return _canonical(href, base)
 
@@ -96,7 +98,7 @@ def _canonical(href: str, base: str) -> str:
 
 
 def _clean(text: str | None) -> str:
-    return _SPACE.sub(" ", text or "").strip()
+    return clean_text(text) if text else ""
 
 
 def _tokens(node: LexborNode) -> set[str]:
@@ -107,7 +109,7 @@ def _first_text(node: LexborNode, selectors: str) -> str:
     for selector in selectors.split(","):
         found = node.css_first(selector.strip())
         if found is not None:
-            text = _clean(found.text(deep=True, separator=" "))
+            text = node_text(found)
             if text:
                 return text
     return ""
@@ -326,7 +328,7 @@ def _jobs(tree: LexborHTMLParser, base: str, out: Extraction) -> int:
         role = row.css_first("td.role, td.job, td.position")
         if role is None or not _visible(row):
             continue
-        title = _clean(role.text(deep=True, separator=" "))
+        title = node_text(role)
         if not title:
             continue
         location = _first_text(row, "td.location")
@@ -415,11 +417,9 @@ def _plans(tree: LexborHTMLParser, out: Extraction) -> int:
             ".amount"
         )
         price_text = " · ".join(
-            _clean(p.text(deep=True, separator=" "))
-            for p in holders
-            if not p.css("[data-period], [data-billing]")
-        ) or " · ".join(_clean(p.text(deep=True, separator=" ")) for p in holders)
-        price_text = price_text or _clean(node.text(deep=True, separator=" "))[:200]
+            node_text(p) for p in holders if not p.css("[data-period], [data-billing]")
+        ) or " · ".join(node_text(p) for p in holders)
+        price_text = price_text or node_text(node)[:200]
         prices: dict[str, float] = {}
         for toggle in node.css("[data-period], [data-billing]"):
             period = (
@@ -439,11 +439,7 @@ def _plans(tree: LexborHTMLParser, out: Extraction) -> int:
             # A monthly/annual toggle: the monthly figure is the headline price.
             amount = prices.get("monthly", prices.get("month", amount))
             period = "month" if ("monthly" in prices or "month" in prices) else period
-        features = [
-            _clean(li.text(deep=True, separator=" "))
-            for li in node.css("li")
-            if _clean(li.text(deep=True, separator=" "))
-        ]
+        features = [node_text(li) for li in node.css("li") if node_text(li)]
         out.add(
             "pricing_plan",
             {
@@ -461,6 +457,20 @@ def _plans(tree: LexborHTMLParser, out: Extraction) -> int:
     return found
 
 
+def _holders(tree: LexborHTMLParser, selector: str) -> set[int]:
+    """The elements (`mem_id`s) that match the simple `selector` or hold a match: those
+    where `css_first(selector)` finds one, read in one query and one walk up per match
+    rather than one query per element."""
+    held: set[int] = set()
+    for node in tree.css(selector):
+        current: LexborNode | None = node
+        # Up to the first element already held: its ancestors are held too.
+        while current is not None and current.mem_id not in held:
+            held.add(current.mem_id)
+            current = current.parent
+    return held
+
+
 def _collection_post(node: LexborNode) -> bool:
     """An item of a CMS collection list with a heading: a post card even without `<time>`
     (Webflow's `w-dyn-item` shows its date as plain text)."""
@@ -473,19 +483,15 @@ def _news(tree: LexborHTMLParser, base: str, out: Extraction) -> int:
     # One node matching two selectors comes back twice: keep it once.
     unique = {n.mem_id: n for n in tree.css(f"article, li, {COLLECTION_ITEMS}")}
     candidates = [n for n in unique.values() if _visible(n, seen)]
+    linked, dated = _holders(tree, "a[href]"), _holders(tree, "time")
     keep = _outermost(
-        [
-            n
-            for n in candidates
-            if n.css_first("a[href]") is not None
-            and (n.css_first("time") is not None or _collection_post(n))
-        ]
+        [n for n in candidates if n.mem_id in linked and (n.mem_id in dated or _collection_post(n))]
     )
     for node in keep:
         link = node.css_first("h1 a[href], h2 a[href], h3 a[href], a[href]")
         assert link is not None
         url = canonical_url(link.attributes.get("href") or "", base)
-        title = _first_text(node, "h1, h2, h3, h4") or _clean(link.text(deep=True, separator=" "))
+        title = _first_text(node, "h1, h2, h3, h4") or node_text(link)
         when = node.css_first("time")
         published = (when.attributes.get("datetime") if when is not None else None) or None
         out.add("news", {"key": url, "title": title, "url": url, "published_at": published})

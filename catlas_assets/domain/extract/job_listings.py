@@ -12,14 +12,14 @@ Rows come back as plain dicts; `extract/html.py` turns them into jobs.
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from urllib.parse import urlsplit
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from catlas_assets.domain.classify import fold
-from catlas_assets.domain.extract.links import resolve
+from catlas_assets.domain.extract.links import plain_link, resolve
+from catlas_assets.domain.extract.markup import node_text
 
 TITLE_HEADERS = frozenset(
     {"position", "positions", "role", "roles", "job", "jobs", "job title", "title", "opening",
@@ -48,11 +48,10 @@ POSTING_HOSTS = (
 )
 POSTING_HOST_SUFFIXES = (".myworkdayjobs.com", ".recruitee.com", ".teamtailor.com")
 MIN_POSTING_LINKS = 2
-_SPACE = re.compile(r"\s+")
 
 
 def _text(node: LexborNode) -> str:
-    return _SPACE.sub(" ", node.text(deep=True, separator=" ")).strip()
+    return node_text(node)
 
 
 def _column(header: str) -> str | None:
@@ -92,8 +91,12 @@ def table_rows(tree: LexborHTMLParser) -> list[dict[str, str]]:
 @lru_cache(maxsize=8192)  # a site's links repeat on its pages
 def is_posting_url(url: str) -> bool:
     parts = urlsplit(url)
-    host = (parts.hostname or "").lower()
-    segments = [s for s in parts.path.lower().split("/") if s]
+    return _is_posting((parts.hostname or "").lower(), parts.path)
+
+
+def _is_posting(host: str, path: str) -> bool:
+    """`is_posting_url` of a URL with this host (lower case) and path (as urlsplit reads)."""
+    segments = [s for s in path.lower().split("/") if s]
     if host in POSTING_HOSTS or host.endswith(POSTING_HOST_SUFFIXES):
         return len(segments) >= 2
     return any(s in POSTING_SEGMENTS for s in segments[:-1])
@@ -102,13 +105,21 @@ def is_posting_url(url: str) -> bool:
 def posting_links(tree: LexborHTMLParser, base: str) -> list[dict[str, str]]:
     """One row per distinct link to a job posting, outside the site's navigation."""
     rows: dict[str, dict[str, str]] = {}
+    host: str | None = None  # the page's, read from its first plain link
     for link in tree.css("a[href]"):
         href = link.attributes.get("href") or ""
         if not href or href.startswith(("#", "mailto:", "javascript:")):
             continue
-        url = resolve(base, href)
+        url = plain_link(base, href)
+        if url is not None:
+            # Split, such a link has the page's host and `href` as its path: no parse each.
+            host = (urlsplit(url).hostname or "").lower() if host is None else host
+            posting = _is_posting(host, href)
+        else:
+            url = resolve(base, href)
+            posting = is_posting_url(url)
         # The URL test first: most links of a page are no posting, and a title costs more.
-        if not is_posting_url(url) or _in_navigation(link):
+        if not posting or _in_navigation(link):
             continue
         title = _title(link)
         if not title:

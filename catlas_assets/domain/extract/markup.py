@@ -13,10 +13,13 @@ from __future__ import annotations
 import re
 import threading
 
-from selectolax.lexbor import LexborHTMLParser
+from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 MAX_NESTING = 512
-_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]{0,40})\b[^>]{0,4096}?(/?)>")
+# A tag: "/" if closing, its name, "/" if self-closing (the attributes' last character,
+# seen by a look behind: the same match as a lazy run up to "/>" or ">", without trying
+# that end at every character).
+_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9-]{0,40})\b[^>]{0,4096}/?(?:(?<=(/)))?>")
 # Void elements and those whose end tag may be left out (WHATWG 13.1.2.4): never counted.
 _UNCOUNTED = frozenset(
     {
@@ -33,8 +36,10 @@ _RAW = frozenset({"script", "style", "textarea", "title", "xmp", "noembed", "nof
 def bounded_markup(html: str, max_nesting: int = MAX_NESTING) -> str:
     """`html` with start tags deeper than `max_nesting` counted elements left out (and as
     many of their end tags), in one pass; unchanged when the page is never that deep."""
-    if html.count("<") < max_nesting:
-        return html  # too few tags to ever get that deep
+    # Each start tag is a "<" not followed by "/": with fewer of those than the bound, no
+    # element gets that deep (most pages, for the cost of two counts).
+    if html.count("<") - html.count("</") < max_nesting:
+        return html
     if not _too_deep(html, max_nesting):
         return html
     depth = 0
@@ -83,12 +88,15 @@ def _too_deep(html: str, max_nesting: int) -> bool:
             if closing and name.lower() == raw_until:
                 raw_until = None
             continue
+        if self_closing or name in _UNCOUNTED:
+            continue  # most names come in lower case: no copy made to find them
         name = name.lower()
-        if name in _UNCOUNTED or self_closing:
+        if name in _UNCOUNTED:
             continue
         if closing:
             # Nothing has been dropped yet: every end tag closes a counted element.
-            depth = max(0, depth - 1)
+            if depth:
+                depth -= 1
             continue
         if name in _RAW:
             raw_until = name
@@ -114,3 +122,21 @@ def parse_html(html: str) -> LexborHTMLParser:
         _last.tree = LexborHTMLParser(bounded_markup(html))
         _last.html = html
     return _last.tree
+
+
+def clean_text(text: str) -> str:
+    """Each run of whitespace one space, the ends trimmed (`\\s+` to " ", then `strip`)."""
+    # Printable text holds no whitespace but " ": without a double or an outer space it is
+    # clean as it is, and most text is. Else `str.split` splits where `\s+` would match.
+    if "  " not in text and text.isprintable() and text[:1] != " " and text[-1:] != " ":
+        return text
+    return " ".join(text.split())
+
+
+def node_text(node: LexborNode) -> str:
+    """The text of `node` and its descendants, pieces apart by a space, cleaned.
+
+    Pieces come trimmed and whitespace-only ones are left out: the words are those of the
+    pieces joined as they are, so is the answer, and the text of indented markup has
+    nothing left to collapse."""
+    return clean_text(node.text(deep=True, separator=" ", strip=True, skip_empty=True))

@@ -83,7 +83,7 @@ class _Lane:
     index: int
     process: BaseProcess
     sock: socket.socket  # the tick's end of the lane's socket
-    writer: asyncio.StreamWriter | None = None
+    sender: _Sender | None = None
     pending: dict[int, asyncio.Future[SensorRunResult]] = field(default_factory=dict)
     listening: asyncio.Task[None] | None = None
     closed: bool = False
@@ -124,7 +124,8 @@ class Lanes:
 
     async def connect(self) -> None:
         for lane in self._lanes:
-            reader, lane.writer = await asyncio.open_connection(sock=lane.sock)
+            reader, writer = await asyncio.open_connection(sock=lane.sock)
+            lane.sender = _Sender(writer)
             lane.listening = asyncio.create_task(self._listen(lane, reader))
 
     def kill(self) -> None:
@@ -137,16 +138,16 @@ class Lanes:
         lane = self._lanes[self._route.get(sensor.domain, 0)]
         if lane.closed:
             raise LaneDied(f"lane {lane.index} has ended ({_exit(lane.process)})")
-        assert lane.writer is not None, "connect() first"
+        assert lane.sender is not None, "connect() first"
         key = next(self._keys)
         future: asyncio.Future[SensorRunResult] = asyncio.get_running_loop().create_future()
         lane.pending[key] = future
-        _send(lane.writer, ("run", key, sensor, seed))
+        lane.sender.send(("run", key, sensor, seed))
         try:
             return await future
         except asyncio.CancelledError:
             if lane.pending.pop(key, None) is not None and not lane.closed:
-                _send(lane.writer, ("cancel", key))
+                lane.sender.send(("cancel", key, None))
             raise
 
     async def _listen(self, lane: _Lane, reader: asyncio.StreamReader) -> None:
@@ -181,15 +182,15 @@ class Lanes:
     async def aclose(self) -> None:
         """Ask every lane to finish (what it runs is committed or cancelled), then end it."""
         for lane in self._lanes:
-            if not lane.closed and lane.writer is not None:
-                with contextlib.suppress(ConnectionError):
-                    _send(lane.writer, ("close", None, None))
+            if not lane.closed and lane.sender is not None:
+                lane.sender.send(("close", None, None))
+                lane.sender.flush()
         for lane in self._lanes:
             if lane.listening is not None:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(asyncio.shield(lane.listening), CLOSE_TIMEOUT_S)
-            if lane.writer is not None:
-                lane.writer.close()
+            if lane.sender is not None:
+                lane.sender.writer.close()
             else:
                 lane.sock.close()
             await asyncio.to_thread(_end, lane.process)
@@ -215,9 +216,33 @@ def _exit(process: BaseProcess) -> str:
 
 
 # -- framing: a 4-byte length, then a pickle ---------------------------------------------------
-def _send(writer: asyncio.StreamWriter, message: tuple[Any, ...]) -> None:
-    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    writer.write(_HEADER.pack(len(data)) + data)
+class _Sender:
+    """Messages to the other end, written together once per turn of the event loop: one
+    system call, and one wake-up of the other process, for all a turn sent."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self.writer = writer
+        self._pieces: list[bytes] = []
+        self._due = False
+
+    def send(self, message: tuple[Any, ...]) -> None:
+        data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+        self._pieces += (_HEADER.pack(len(data)), data)
+        if not self._due:
+            self._due = True
+            asyncio.get_running_loop().call_soon(self.flush)
+
+    def flush(self) -> None:
+        self._due = False
+        if self._pieces and not self.writer.is_closing():
+            self.writer.write(b"".join(self._pieces))
+        self._pieces.clear()
+
+    async def close(self) -> None:
+        self.flush()
+        with contextlib.suppress(ConnectionError):
+            await self.writer.drain()
+        self.writer.close()
 
 
 async def _receive(reader: asyncio.StreamReader) -> tuple[Any, ...] | None:
@@ -252,6 +277,7 @@ def lane_main(
 
 async def _serve(runtime: Runtime, sock: socket.socket, run_id: str) -> None:
     reader, writer = await asyncio.open_connection(sock=sock)
+    sender = _Sender(writer)
     settings = runtime.settings
     asyncio.get_running_loop().set_default_executor(
         ThreadPoolExecutor(
@@ -275,9 +301,9 @@ async def _serve(runtime: Runtime, sock: socket.socket, run_id: str) -> None:
                 except asyncio.CancelledError:
                     return  # the tick gave it up: its claim is the tick's to release
                 except Exception as exc:
-                    _send(writer, ("error", key, _portable(exc)))
+                    sender.send(("error", key, _portable(exc)))
                 else:
-                    _send(writer, ("done", key, result))
+                    sender.send(("done", key, result))
                 finally:
                     tasks.pop(key, None)
 
@@ -296,11 +322,9 @@ async def _serve(runtime: Runtime, sock: socket.socket, run_id: str) -> None:
             await asyncio.gather(*tasks.values(), return_exceptions=True)
             await committer.aclose()
     except Exception as exc:  # the lane cannot run (its store or lake is unusable)
-        _send(writer, ("error", None, _portable(exc)))
-    _send(writer, ("closed", None, None))
-    with contextlib.suppress(ConnectionError):
-        await writer.drain()
-    writer.close()
+        sender.send(("error", None, _portable(exc)))
+    sender.send(("closed", None, None))
+    await sender.close()
 
 
 def _portable(exc: BaseException) -> BaseException:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import ssl
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import aiohttp
@@ -88,16 +88,24 @@ class _CheckedConnector(aiohttp.TCPConnector):
 
 
 class _Body(httpx.AsyncByteStream):
+    """The body's chunks, as an async iterator object (an async generator per response
+    costs the event loop's bookkeeping of generators on every request)."""
+
     def __init__(self, response: aiohttp.ClientResponse, url: httpx.URL) -> None:
         self._response = response
         self._url = url
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
+    def __aiter__(self) -> _Body:
+        return self
+
+    async def __anext__(self) -> bytes:
         try:
-            async for chunk in self._response.content.iter_chunked(_CHUNK):
-                yield chunk
+            chunk = await self._response.content.read(_CHUNK)
         except Exception as exc:  # mapped to the httpx error of the same meaning
             raise _as_httpx_error(exc, self._url) from exc
+        if not chunk:
+            raise StopAsyncIteration
+        return chunk
 
     async def aclose(self) -> None:
         if self._response.content.at_eof():

@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -220,8 +221,15 @@ def _refuse_private_literal(url: str) -> None:
         host = urlsplit(url).hostname or ""
     except ValueError:
         return  # a malformed URL fails where it is sent, with its own class
-    if ip_literal(host) is not None and (reason := forbidden_address(host)) is not None:
+    if (reason := _literal_refusal(host)) is not None:
         raise FetchFailure(FailureClass.BLOCKED_DESTINATION, f"{host}: {reason}", None)
+
+
+@lru_cache(maxsize=4096)
+def _literal_refusal(host: str) -> str | None:
+    """Why `host`, when it spells an IP address, may not be asked (None: a name, or a public
+    address). Every request asks it of a host a tick asks many times."""
+    return forbidden_address(host) if ip_literal(host) is not None else None
 
 
 class Fetcher:
@@ -586,7 +594,9 @@ class Fetcher:
                 chunks: list[bytes] = []
                 raw = 0
                 try:
-                    async for chunk in response.aiter_raw():
+                    # The transport's stream as it comes (httpx's `aiter_raw` is the same
+                    # bytes through one more generator).
+                    async for chunk in response.stream:
                         raw += len(chunk)
                         if raw > max_bytes:
                             raise BodyTooLarge

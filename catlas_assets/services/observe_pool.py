@@ -27,13 +27,16 @@ import functools
 import os
 import threading
 import time
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
-from typing import Any
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
 
 from catlas_assets.domain.observe import Observed, needs_parse, observe
 from catlas_assets.services.parse_time_limit import observe_within
 from catlas_assets.services.worker_processes import per_core, worker_context
 from resources.process_alive import alive
+
+if TYPE_CHECKING:  # imported with the first pool: a lane or `workers=0` never needs it
+    from concurrent.futures import ProcessPoolExecutor
 
 MAX_AUTO_WORKERS = 8
 # How often a parser process looks whether the process that made it still exists.
@@ -65,6 +68,8 @@ class ObservePool:
 
     def _executor_now(self) -> ProcessPoolExecutor:
         if self._executor is None:
+            from concurrent.futures import ProcessPoolExecutor
+
             self._executor = ProcessPoolExecutor(
                 max_workers=self.workers,
                 mp_context=worker_context(),

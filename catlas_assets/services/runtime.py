@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from resources.resolver import Resolver
     from resources.robots_gate import RobotsCache
     from resources.state.domain_budgets import DomainBudgets
+    from resources.state.robots_files import RobotsFiles
     from resources.state.store import StateStore
     from resources.storage import Storage
 
@@ -119,10 +120,16 @@ class Runtime:
 
     @cached_property
     def robots_cache(self) -> RobotsCache:
-        """Parsed robots.txt per origin; outlives ticks so each is fetched once per TTL."""
+        """Parsed robots.txt per origin; outlives ticks, and is backed by the state store
+        that every process shares, so each file is fetched once per TTL by all of catlas."""
         from resources.robots_gate import RobotsCache
 
-        return RobotsCache()
+        def files() -> RobotsFiles:
+            from resources.state.robots_files import RobotsFiles
+
+            return RobotsFiles(self.store)
+
+        return RobotsCache(files)
 
     @cached_property
     def domain_budgets(self) -> DomainBudgets:
@@ -174,7 +181,8 @@ class Runtime:
                 ca_bundle=s.ca_bundle,
             ),
             self.resolver,
-            robots=self.robots_cache,
+            # The one-off check asks the site now: no store opened, nothing shared.
+            robots=self.robots_cache if governed else None,
             governor=self.governor() if governed else None,
             now=self.clock.now,
         )

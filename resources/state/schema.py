@@ -21,6 +21,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
@@ -473,6 +474,20 @@ task_leases = Table(
     Column("last_holder", String(120)),
 )
 
+# Each origin's robots.txt as last fetched, so that a new worker process (a `schedule
+# --once`, a lane) trusts it until it expires instead of asking the site again.
+robots_files = Table(
+    "robots_files",
+    metadata,
+    Column("origin", String(300), primary_key=True),
+    Column("source_url", Text, nullable=False),
+    Column("status", Integer),  # the answer's status (None: no answer)
+    Column("unavailable", Text, nullable=False),  # why the rules are unknown; "" if usable
+    Column("body", LargeBinary),  # a 2xx file's bytes (as the fetcher kept them)
+    _ts("fetched_at", nullable=False),
+    _ts("expires_at", nullable=False),
+)
+
 __all__ = [
     "change_inbox",
     "companies",
@@ -486,6 +501,7 @@ __all__ = [
     "metadata",
     "queue_jobs",
     "review_queue",
+    "robots_files",
     "run_events",
     "sensors",
     "settings_kv",

@@ -93,6 +93,40 @@ def test_robots_txt_is_cached_per_origin_until_its_ttl(watch) -> None:
     assert w.requested().count("faultline.dev/robots.txt") == 2
 
 
+def test_a_new_process_trusts_the_robots_txt_another_fetched_until_it_expires(
+    watch, database_url: str
+) -> None:
+    """The files live in the state store: a worker that starts later (a `schedule --once`,
+    a lane) asks no site for a robots.txt another worker fetched within its TTL, and reads
+    the same rules, unavailability included."""
+    w = watch(database_url, robots_ttl_s=3600, robots_unavailable_retry_s=1800)
+    ok, hidden = w.sensor(f"{F}/ok"), w.sensor("http://robots-moved.faultline.dev/private/x")
+    down = w.sensor("http://robots-500.faultline.dev/")
+    assert w.run(ok).outcome is Outcome.OK
+    assert w.run(hidden).failure_class is FailureClass.ROBOTS
+    assert w.run(down).outcome is Outcome.SKIPPED
+    fetched = [p for p in w.requested() if p.endswith("/robots.txt")]
+    assert len(fetched) == 4  # faultline.dev, robots-moved (redirected) and robots-500
+
+    def new_process() -> None:
+        w.runtime.__dict__.pop("robots_cache")  # what a new process starts with
+        w.web.clear_requests()
+
+    new_process()
+    w.advance(timedelta(minutes=20))
+    assert w.run(ok).outcome is Outcome.UNCHANGED  # fetched (allowed), as before
+    hidden_run = w.run(hidden)
+    assert hidden_run.failure_class is FailureClass.ROBOTS
+    assert "faultline.dev/robots.txt" in hidden_run.summary  # the file it was read from
+    assert w.run(down).outcome is Outcome.SKIPPED
+    assert [p for p in w.requested() if p.endswith("/robots.txt")] == []
+
+    new_process()
+    w.advance(timedelta(minutes=45))  # 65 minutes after the fetch: the files have expired
+    assert w.run(ok).outcome is Outcome.UNCHANGED
+    assert w.requested().count("faultline.dev/robots.txt") == 1
+
+
 def test_a_blocked_sensor_returns_to_active_when_robots_allows_it_again(
     watch, database_url: str
 ) -> None:

@@ -72,8 +72,9 @@ async def run_claimed(
     asyncio.get_running_loop().set_default_executor(
         ThreadPoolExecutor(max_workers=count, thread_name_prefix="catlas-run")
     )
-    async with _runner(runtime, run_id, lanes) as run_one:
-        batch = _Batch(runtime, claimed, guard, control, on_sensor_done, run_one)
+    in_flight: dict[asyncio.Task[Any], SensorState] = {}
+    async with _runner(runtime, run_id, lanes, lambda: len(in_flight)) as run_one:
+        batch = _Batch(runtime, claimed, guard, control, on_sensor_done, run_one, in_flight)
         workers = [asyncio.create_task(batch.worker()) for _ in range(count)]
         watcher = asyncio.create_task(batch.watch(workers))
         outcomes = await asyncio.gather(*workers, return_exceptions=True)
@@ -91,9 +92,12 @@ async def run_claimed(
 
 
 @asynccontextmanager
-async def _runner(runtime: Runtime, run_id: str, lanes: Lanes | None) -> AsyncIterator[RunOne]:
-    """Where this batch's sensors run: its lanes, or this process. On the way out every run
-    handed over has been committed (or cancelled)."""
+async def _runner(
+    runtime: Runtime, run_id: str, lanes: Lanes | None, in_flight: Callable[[], int]
+) -> AsyncIterator[RunOne]:
+    """Where this batch's sensors run: its lanes, or this process (`in_flight` counts its
+    runs under way). On the way out every run handed over has been committed (or
+    cancelled)."""
     if lanes is not None:
         try:
             await lanes.connect()
@@ -104,7 +108,10 @@ async def _runner(runtime: Runtime, run_id: str, lanes: Lanes | None) -> AsyncIt
     settings = runtime.settings
     async with runtime.fetcher() as fetcher:
         committer = GroupCommitter(
-            runtime.store, max_runs=settings.commit_group_runs, max_wait_ms=settings.commit_group_ms
+            runtime.store,
+            max_runs=settings.commit_group_runs,
+            max_wait_ms=settings.commit_group_ms,
+            in_flight=in_flight,
         )
 
         async def run_one(sensor: SensorState, seed: int) -> SensorRunResult:
@@ -129,6 +136,7 @@ class _Batch:
         control: RunControl,
         on_sensor_done: Callable[[SensorRunResult], None] | None,
         run_one: RunOne,
+        in_flight: dict[asyncio.Task[Any], SensorState],
     ) -> None:
         self.runtime = runtime
         self.run_one = run_one
@@ -138,7 +146,7 @@ class _Batch:
         self.result = ClaimedResult()
         self.queue: deque[SensorState] = deque(claimed)
         self.changed = asyncio.Condition()
-        self.in_flight: dict[asyncio.Task[Any], SensorState] = {}
+        self.in_flight = in_flight
 
     async def release(self, ids: list[int]) -> None:
         if ids:

@@ -1,26 +1,40 @@
 """Group the commits of concurrent sensor runs: a batch of N runs or every M ms.
 
 A run hands its writes to the committer and waits for its group's transaction; the
-committer flushes when N runs are waiting or M ms after the first of them, one flush at
-a time (runs that finish during a flush form the next group). With N = 1 every run
-commits alone, as `StateStore.commit_sensor_run` does. The guarantees are the store's
-(`resources/state/group_commit.py`): nothing of a run counts before its group commits.
+committer flushes when N runs are waiting, when every run in flight is waiting (none
+could join the group before it is written, so waiting longer only adds latency), or M ms
+after the first of them; one flush at a time (runs that finish during a flush form the
+next group). With N = 1 every run commits alone, as `StateStore.commit_sensor_run` does.
+The guarantees are the store's (`resources/state/group_commit.py`): nothing of a run
+counts before its group commits.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 
 from resources.state.group_commit import RunCommit, commit_runs
 from resources.state.store import StateStore
 
 
 class GroupCommitter:
-    def __init__(self, store: StateStore, *, max_runs: int, max_wait_ms: int) -> None:
+    def __init__(
+        self,
+        store: StateStore,
+        *,
+        max_runs: int,
+        max_wait_ms: int,
+        in_flight: Callable[[], int] | None = None,
+    ) -> None:
+        """`in_flight` counts the runs under way that may still hand a commit over (those
+        waiting for one included)."""
         self._store = store
         self._max_runs = max(1, max_runs)
         self._max_wait_s = max(0, max_wait_ms) / 1000
+        self._in_flight = in_flight
+        self._committing = 0  # runs of the group being written now
         self._pending: list[tuple[RunCommit, asyncio.Future[bool]]] = []
         self._flushing = asyncio.Lock()
         self._timer: asyncio.TimerHandle | None = None
@@ -31,11 +45,16 @@ class GroupCommitter:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[bool] = loop.create_future()
         self._pending.append((run, future))
-        if len(self._pending) >= self._max_runs or self._max_wait_s == 0:
+        if len(self._pending) >= self._max_runs or self._max_wait_s == 0 or self._all_waiting():
             self._start_flush()
         elif self._timer is None:
             self._timer = loop.call_later(self._max_wait_s, self._start_flush)
         return await asyncio.shield(future)
+
+    def _all_waiting(self) -> bool:
+        if self._in_flight is None:
+            return False
+        return len(self._pending) + self._committing >= self._in_flight()
 
     def _start_flush(self) -> None:
         if self._timer is not None:
@@ -53,18 +72,23 @@ class GroupCommitter:
             if self._timer is not None and not self._pending:
                 self._timer.cancel()
                 self._timer = None
+            self._committing = len(batch)
             try:
                 applied = await asyncio.to_thread(commit_runs, self._store, [r for r, _ in batch])
             except BaseException as exc:
+                self._committing = 0
                 for _, future in batch:
                     if not future.done():
                         future.set_exception(exc)
                 if not isinstance(exc, Exception):
                     raise
                 return
+            self._committing = 0
             for (_, future), ok in zip(batch, applied, strict=True):
                 if not future.done():
                     future.set_result(ok)
+            if self._pending and self._all_waiting():
+                self._start_flush()  # the runs that came during this flush wait for nothing
 
     async def aclose(self) -> None:
         """Commit what still waits, and wait for the flushes under way."""

@@ -291,6 +291,7 @@ async def _serve(runtime: Runtime, sock: socket.socket, run_id: str) -> None:
                 runtime.store,
                 max_runs=settings.commit_group_runs,
                 max_wait_ms=settings.commit_group_ms,
+                in_flight=lambda: len(tasks),
             )
 
             async def one(key: int, sensor: SensorState, seed: int) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 from sqlalchemy import select
 from state_rows import NOW, SensorFactory
@@ -92,6 +93,26 @@ def test_the_committer_groups_runs_and_answers_each(
     assert asyncio.run(go()) == [True] * 5
     assert store.outbox_size() == 5
     assert _ledger(store) == [(company_id, 5, 50)]
+
+
+def test_a_group_is_written_at_once_when_every_run_in_flight_waits_for_it(
+    store: StateStore, company_id: int, add_sensor: SensorFactory
+) -> None:
+    """Three runs under way, all three waiting: nothing else could join the group, so it
+    is written without waiting for the timer (10 s here); a fourth run still fetching
+    keeps the group open until the timer."""
+    ids = _claim(store, add_sensor, 6)
+
+    async def go(in_flight: int, group: list[int]) -> float:
+        committer = GroupCommitter(store, max_runs=32, max_wait_ms=300, in_flight=lambda: in_flight)
+        started = time.monotonic()
+        done = await asyncio.gather(*(committer.commit(_run(i, company_id)) for i in group))
+        await committer.aclose()
+        assert done == [True] * 3
+        return time.monotonic() - started
+
+    assert asyncio.run(go(3, ids[:3])) < 0.2  # at once
+    assert asyncio.run(go(4, ids[3:])) >= 0.3  # the timer
 
 
 def test_runs_with_different_columns_each_get_their_own_values(

@@ -114,7 +114,7 @@ class Lanes:
                 target=lane_main,
                 args=(theirs, settings, self._runtime.worker, clock_now, self._run_id),
                 name=f"catlas-lane-{index}",
-                daemon=True,
+                daemon=False,  # it starts a parser process of its own; `end` ends it
             )
             try:
                 process.start()
@@ -128,11 +128,13 @@ class Lanes:
             lane.sender = _Sender(writer)
             lane.listening = asyncio.create_task(self._listen(lane, reader))
 
-    def kill(self) -> None:
-        """End the lanes at once (the tick never got to run them)."""
+    def end(self) -> None:
+        """End every lane still running, at once (after `aclose` none is: the tick never
+        got to run them, or it was interrupted)."""
         for lane in self._lanes:
             lane.sock.close()
-            _end(lane.process, timeout_s=0)
+            if lane.process.pid is not None:
+                _end(lane.process, timeout_s=0)
 
     async def run(self, sensor: SensorState, seed: int) -> SensorRunResult:
         lane = self._lanes[self._route.get(sensor.domain, 0)]
@@ -263,11 +265,15 @@ def lane_main(
     # (A forked lane also inherits the tick's own handlers: SIGTERM ends a lane as usual.)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # One parser process beside each lane's loop (none when parsing in the worker's own
+    # process is asked for): parsing in a thread would hold the loop's interpreter lock.
+    parsers = 1 if settings.observe_workers else 0
     runtime = Runtime(
-        replace(settings, observe_workers=0),  # the lane is the parallelism: parse here
+        replace(settings, observe_workers=parsers),
         clock=VirtualClock(now) if now is not None else SystemClock(),
         worker=worker,
     )
+    runtime.observe_pool.start_forked()  # this process runs one thread until its loop starts
     try:
         asyncio.run(_serve(runtime, sock, run_id))
     finally:

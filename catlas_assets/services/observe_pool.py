@@ -66,17 +66,24 @@ class ObservePool:
         self._executor: ProcessPoolExecutor | None = None
         self._thread: ThreadPoolExecutor | None = None
 
-    def _executor_now(self) -> ProcessPoolExecutor:
+    def _executor_now(self, method: str = "forkserver") -> ProcessPoolExecutor:
         if self._executor is None:
             from concurrent.futures import ProcessPoolExecutor
 
             self._executor = ProcessPoolExecutor(
                 max_workers=self.workers,
-                mp_context=worker_context(),
+                mp_context=worker_context(method),
                 initializer=_watch_owner,
                 initargs=(os.getpid(),),
             )
         return self._executor
+
+    def start_forked(self) -> None:
+        """Start the parser processes now, as forks of this process: only while it runs one
+        thread (a lane, before its event loop starts), and the cheapest start there is."""
+        if self.workers > 0 and self._executor is None:
+            # A forking pool starts every process at its first call, before its own thread.
+            self._executor_now("fork").submit(int).result()
 
     async def observe(self, **arguments: Any) -> Observed:
         """`observe(**arguments)`, in a worker process when the answer needs a parse."""

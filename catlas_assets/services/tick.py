@@ -73,6 +73,7 @@ def _tick(
     done = ClaimedResult()
     sensors = [sensor_state(row) for row in claimed]  # each one's domain computed here, once
     if claimed:
+        lanes = None
         try:
             lanes = lanes_for(runtime, sensors, recorder.run_id)
             done = asyncio.run(
@@ -95,6 +96,9 @@ def _tick(
         except BaseException:
             runtime.store.release_claims([r["id"] for r in claimed], runtime.worker)
             raise
+        finally:
+            if lanes is not None:
+                lanes.end()  # none left after a run that reached its end
     # Unscoped: rows a crashed worker committed but never flushed go out with ours.
     try:
         lake_sync.flush(runtime)

@@ -37,6 +37,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from catlas_assets.errors import StorageError
+from resources.lake_batches import to_arrow
 from resources.lake_tables import DIMENSIONS, JSON_COLUMNS, TABLES, Dimension, LakeTable
 from resources.storage import Storage
 
@@ -120,7 +121,7 @@ class Lake:
         rows = list(rows)
         if any(row.get(table.time_column) is None for row in rows):
             raise StorageError(f"{table.name}: a row has no {table.time_column}")
-        return self.write_arrow(table_name, _to_arrow(table, rows), batch_id)
+        return self.write_arrow(table_name, to_arrow(table, rows), batch_id)
 
     def write_arrow(self, table_name: str, data: pa.Table, batch_id: str) -> list[WrittenFile]:
         """Append `data` (columns of the table's schema) as one file per hour it spans.
@@ -175,7 +176,7 @@ class Lake:
         partition holds.
         """
         table = self.table(table_name)
-        data = _to_parquet(_to_arrow(table, list(rows)))
+        data = _to_parquet(to_arrow(table, list(rows)))
         key = f"{table.name}/{partition}/replaced-{uuid.uuid4().hex[:16]}.parquet"
         with self._lock(table.name, partition) as confirm:
             old = self.files(table_name, partition)
@@ -392,7 +393,7 @@ class Lake:
         """Replace the snapshot of one dimension for one UTC day (``YYYY-MM-DD``)."""
         spec = self.dimension(name)
         rows = list(rows)
-        data = _to_parquet(_to_arrow(spec, rows))
+        data = _to_parquet(to_arrow(spec, rows))
         key = f"{spec.name}/date={day}/{spec.name}.parquet"
         self.storage.write_atomic(key, data)
         return WrittenFile(spec.name, key, len(rows), len(data), f"date={day}")
@@ -545,37 +546,6 @@ def _conform(part: pa.Table, schema: pa.Schema) -> pa.Table:
         for f in schema
     ]
     return pa.Table.from_arrays(columns, schema=schema).cast(schema)
-
-
-def _as_datetime(value: Any) -> datetime:
-    """An aware instant; a naive value is UTC (as Arrow stores it), never the machine's zone."""
-    instant = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
-    return instant if instant.tzinfo is not None else instant.replace(tzinfo=UTC)
-
-
-def _to_arrow(table: LakeTable | Dimension, rows: list[Mapping[str, Any]]) -> pa.Table:
-    columns: dict[str, list[Any]] = {name: [] for name in table.schema.names}
-    for row in rows:
-        unknown = set(row) - set(columns)
-        if unknown:
-            raise StorageError(f"{table.name}: unknown column(s) {sorted(unknown)}")
-        for name, values in columns.items():
-            values.append(row.get(name))
-    arrays = []
-    for field in table.schema:
-        values = columns[field.name]
-        if pa.types.is_timestamp(field.type):
-            values = [_as_datetime(v) if v is not None else None for v in values]
-        elif field.type == pa.string():
-            values = [_json_text(v) for v in values]
-        arrays.append(pa.array(values, type=field.type))
-    return pa.Table.from_arrays(arrays, schema=table.schema)
-
-
-def _json_text(value: Any) -> Any:
-    if isinstance(value, (dict, list)):
-        return json.dumps(value, ensure_ascii=False, sort_keys=True)
-    return value
 
 
 _encoder_pool: tuple[int, ThreadPoolExecutor] | None = None

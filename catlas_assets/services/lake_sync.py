@@ -12,11 +12,13 @@ are replaced, never duplicated.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
+
+import pyarrow as pa
 
 from catlas_assets.ids import new_id
 from catlas_assets.services.runtime import Runtime
-from resources.lake import WrittenFile
+from resources.lake import Lake, WrittenFile
+from resources.lake_batches import to_arrow, unpack
 
 
 def flush(runtime: Runtime, *, run_id: str | None = None) -> list[WrittenFile]:
@@ -24,11 +26,18 @@ def flush(runtime: Runtime, *, run_id: str | None = None) -> list[WrittenFile]:
     flush_id = new_id("fl", runtime.clock.now())
     written: list[WrittenFile] = []
     for group_id, payloads in store.take_outbox(flush_id, run_id=run_id):
-        tables: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        # A commit group's rows come as Arrow tables already; JSON rows (discovery's, a
+        # site crawl's, those of an older catlas) are converted here.
+        tables: dict[str, list[pa.Table]] = defaultdict(list)
         for payload in payloads:
-            for table, rows in payload.items():
-                tables[table].extend(rows)
-        for table, rows in sorted(tables.items()):
-            written.extend(lake.write_rows(table, rows, batch_id=group_id))
+            if isinstance(payload, bytes):
+                for table, data in unpack(payload).items():
+                    tables[table].append(data)
+            else:
+                for table, rows in payload.items():
+                    tables[table].append(to_arrow(Lake.table(table), rows))
+        for table, parts in sorted(tables.items()):
+            data = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+            written.extend(lake.write_arrow(table, data, batch_id=group_id))
         store.drop_outbox(group_id)
     return written

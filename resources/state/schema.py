@@ -456,7 +456,10 @@ lake_outbox = Table(
     Column("id", Integer, primary_key=True),
     Column("run_id", String(40), nullable=False),
     Column("flush_id", String(60)),
+    # The rows as JSON (`{table: [row, ...]}`: discovery's), or as Arrow tables packed by
+    # `resources/lake_batches.py` (a commit group's, `payload` then `{}`).
     Column("payload", JSON, nullable=False),
+    Column("arrow", LargeBinary),
     _ts("created_at", nullable=False),
     Index(None, "flush_id"),
 )

@@ -41,6 +41,8 @@ from catlas_assets.domain.pipeline_data import InboxEntry, LedgerCharge, ReviewI
 from catlas_assets.domain.repair import onto_watched_url
 from catlas_assets.domain.vocabulary import CLAIMABLE_STATUSES, ReviewKind, ReviewStatus
 from catlas_assets.errors import CatlasError, NotFoundError, StorageError
+from resources.lake_batches import pack, to_arrow
+from resources.lake_tables import TABLES
 from resources.state import migrate
 from resources.state.schema import (
     change_inbox,
@@ -422,11 +424,7 @@ class StateStore:
         if result.rowcount != 1:
             return False
         if lake_rows:
-            conn.execute(
-                insert(lake_outbox).values(
-                    run_id=run_id, payload=json_text(lake_rows), created_at=now
-                )
-            )
+            conn.execute(insert(lake_outbox), _outbox_rows([(run_id, lake_rows, now)]))
         for entry in inbox:
             add_to_inbox(conn, entry)
         for item in review:
@@ -463,11 +461,7 @@ class StateStore:
                 params,
             )
         kept = [run for run, ok in zip(runs, applied, strict=True) if ok]
-        outbox = [
-            {"run_id": r.run_id, "payload": json_text(r.lake_rows), "created_at": r.now}
-            for r in kept
-            if r.lake_rows
-        ]
+        outbox = _outbox_rows((r.run_id, r.lake_rows, r.now) for r in kept)
         if outbox:
             conn.execute(insert(lake_outbox), outbox)
         for run in kept:
@@ -675,8 +669,9 @@ class StateStore:
     # -- lake outbox ----------------------------------------------------------------------
     def take_outbox(
         self, flush_id: str, *, run_id: str | None = None
-    ) -> list[tuple[str, list[Row]]]:
-        """Stamp unflushed outbox rows with ``flush_id``; return every stamped group.
+    ) -> list[tuple[str, list[Row | bytes]]]:
+        """Stamp unflushed outbox rows with ``flush_id``; return every stamped group, each
+        row's lake rows as JSON (`{table: [row, ...]}`) or packed Arrow tables (bytes).
 
         Groups stamped by a flusher that died are returned too (with their old flush id),
         so they are written under the same file name again: a replace, not a duplicate.
@@ -687,13 +682,13 @@ class StateStore:
                 pending = pending.where(lake_outbox.c.run_id == run_id)
             conn.execute(pending.values(flush_id=flush_id))
             rows = conn.execute(
-                select(lake_outbox.c.flush_id, lake_outbox.c.payload)
+                select(lake_outbox.c.flush_id, lake_outbox.c.payload, lake_outbox.c.arrow)
                 .where(lake_outbox.c.flush_id.is_not(None))
                 .order_by(lake_outbox.c.id)
             ).all()
-        groups: dict[str, list[Row]] = {}
-        for group_id, payload in rows:
-            groups.setdefault(group_id, []).append(payload)
+        groups: dict[str, list[Row | bytes]] = {}
+        for group_id, payload, arrow in rows:
+            groups.setdefault(group_id, []).append(bytes(arrow) if arrow is not None else payload)
         return list(groups.items())
 
     def drop_outbox(self, flush_id: str) -> None:
@@ -788,6 +783,32 @@ def _jsonable(value: Any) -> Any:
     text = json.dumps(value, default=_default)
     # JSON writes a NUL as the escape \u0000: without one, no walk over the rows is needed.
     return without_nul(json.loads(text)) if "\\u0000" in text else json.loads(text)
+
+
+def _outbox_rows(
+    runs: Iterable[tuple[str, Mapping[str, list[Row]], datetime]],
+) -> list[dict[str, Any]]:
+    """The lake rows of committed runs (run id, rows by table, when) as outbox rows: per
+    run id (a tick's, usually one), each table's rows converted to Arrow once and packed
+    (`lake_batches`)."""
+    tables: dict[str, dict[str, list[Row]]] = {}
+    latest: dict[str, datetime] = {}
+    for run_id, lake_rows, now in runs:
+        if not lake_rows:
+            continue
+        by_table = tables.setdefault(run_id, {})
+        for name, rows in lake_rows.items():
+            by_table.setdefault(name, []).extend(rows)
+        latest[run_id] = max(latest.get(run_id, now), now)
+    return [
+        {
+            "run_id": run_id,
+            "payload": {},
+            "arrow": pack({name: to_arrow(TABLES[name], rows) for name, rows in by_table.items()}),
+            "created_at": latest[run_id],
+        }
+        for run_id, by_table in tables.items()
+    ]
 
 
 def without_nul(value: Any) -> Any:

@@ -13,6 +13,7 @@ from sqlalchemy import select
 from catlas_assets.domain.pipeline_data import LedgerCharge
 from catlas_assets.services import catalog, lake_sync
 from catlas_assets.services.runtime import Runtime
+from resources.lake_batches import unpack
 from resources.state.schema import cost_ledger
 
 MakeRuntime = Callable[..., Runtime]
@@ -153,11 +154,12 @@ def test_a_flusher_that_died_before_dropping_its_group_is_replaced_not_duplicate
     groups = runtime.store.take_outbox("fl_dead")
     assert [group_id for group_id, _ in groups] == ["fl_dead"]
     (payload,) = groups[0][1]
-    tables = sorted(payload)
+    data = unpack(payload)
+    tables = sorted(data)
     if written_before_crash == "first table only":
         tables = tables[:1]
     for table in tables:
-        runtime.lake.write_rows(table, payload[table], batch_id="fl_dead")
+        runtime.lake.write_arrow(table, data[table], batch_id="fl_dead")
     assert runtime.store.outbox_size() == 1
 
     # Meanwhile another run commits, and the next flush comes.

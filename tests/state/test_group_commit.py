@@ -10,6 +10,7 @@ from state_rows import NOW, SensorFactory
 
 from catlas_assets.domain.pipeline_data import LedgerCharge
 from catlas_assets.services.commit_groups import GroupCommitter
+from resources.lake_batches import unpack
 from resources.state.connector_stats import all_stats
 from resources.state.group_commit import ConnectorChange, RunCommit, commit_runs
 from resources.state.schema import cost_ledger
@@ -42,6 +43,16 @@ def _claim(store: StateStore, add_sensor: SensorFactory, n: int) -> list[int]:
     return ids
 
 
+def _waiting(store: StateStore) -> list[list[str]]:
+    """The observation ids each outbox row holds (stamped with a throwaway flush id and
+    handed back: `take_outbox` only stamps)."""
+    return [
+        unpack(p)["observations"].column("observation_id").to_pylist()
+        for _, payloads in store.take_outbox("fl_look")
+        for p in payloads
+    ]
+
+
 def _ledger(store: StateStore) -> list[tuple]:
     query = select(cost_ledger.c.company_id, cost_ledger.c.fetch_units, cost_ledger.c.bytes_stored)
     with store.engine.connect() as conn:
@@ -55,7 +66,7 @@ def test_a_group_commits_every_run_and_sums_the_shared_rows(
     applied = commit_runs(store, [_run(i, company_id, units=2) for i in ids])
     assert applied == [True, True, True]
     assert all(store.sensor(i)["claimed_by"] is None for i in ids)
-    assert store.outbox_size() == 3
+    assert _waiting(store) == [[f"obs_{i}" for i in ids]]  # one outbox row for the group
     assert _ledger(store) == [(company_id, 6, 30)]  # one row, the group's sum
     assert all_stats(store)["generic_html"]["stats"]["runs"] == 3
 
@@ -71,7 +82,7 @@ def test_a_lost_claim_writes_nothing_of_its_run_and_the_others_commit(
     ]
     assert commit_runs(store, runs) == [True, False, True]
     assert store.sensor(ids[1])["claimed_by"] == "w1"  # untouched: still claimed
-    assert store.outbox_size() == 2
+    assert _waiting(store) == [[f"obs_{ids[0]}", f"obs_{ids[2]}"]]
     assert _ledger(store) == [(company_id, 2, 20)]  # the lost run is not charged
     assert all_stats(store)["generic_html"]["stats"]["runs"] == 2
 
@@ -91,7 +102,8 @@ def test_the_committer_groups_runs_and_answers_each(
         return [*done, await last]
 
     assert asyncio.run(go()) == [True] * 5
-    assert store.outbox_size() == 5
+    assert 1 < store.outbox_size() < 5  # a row per group (the last came alone), not per run
+    assert sorted(x for group in _waiting(store) for x in group) == sorted(f"obs_{i}" for i in ids)
     assert _ledger(store) == [(company_id, 5, 50)]
 
 
@@ -132,14 +144,16 @@ def test_runs_with_different_columns_each_get_their_own_values(
             worker="w1",
             sensor_update=u,
             run_id="run_1",
-            lake_rows={} if n == 2 else {"observations": [{"observation_id": f"obs_{i}"}]},
+            lake_rows={}
+            if n == 2
+            else {"observations": [{"observation_id": f"obs_{i}", "fetched_at": NOW}]},
             now=NOW,
         )
         for n, (i, u) in enumerate(zip(ids, updates, strict=True))
     ]
     lost = RunCommit(
         sensor_id=ids[0], worker="other", sensor_update=updates[2], run_id="run_2",
-        lake_rows={"observations": [{"observation_id": "obs_lost"}]}, now=NOW,
+        lake_rows={"observations": [{"observation_id": "obs_lost", "fetched_at": NOW}]}, now=NOW,
     )  # fmt: skip
 
     assert commit_runs(store, [lost, *runs]) == [False, True, True, True, True]
@@ -148,18 +162,22 @@ def test_runs_with_different_columns_each_get_their_own_values(
     assert [r["consecutive_unchanged"] for r in rows] == [7, 1, 9, 2]
     assert [r["etag"] for r in rows] == [None, '"v2"', None, 'W/"xy"']
     assert all(r["claimed_by"] is None for r in rows)
-    assert store.outbox_size() == 3  # the lost run's and the row-less run's are not there
+    # The lost run's rows and the row-less run's (none) are not there.
+    assert _waiting(store) == [[f"obs_{i}" for n, i in enumerate(ids) if n != 2]]
 
 
-def test_lake_rows_reach_the_outbox_as_plain_json_without_nul(
+def test_lake_rows_reach_the_outbox_as_arrow_without_nul(
     store: StateStore, company_id: int, add_sensor: SensorFactory
 ) -> None:
     ids = _claim(store, add_sensor, 2)
     rows = {
         "observations": [
-            {"observation_id": "obs_1", "fetched_at": NOW, "title": "Jobs\x00 at Acme"},
-            {"observation_id": "obs_2", "fetched_at": NOW, "headers": {"etag": '"é"'}},
-        ]
+            {"observation_id": "obs_1", "fetched_at": NOW, "etag": 'W/"v1\x00"'},
+            {"observation_id": "obs_2", "fetched_at": NOW.isoformat(), "etag": '"é"'},
+        ],
+        "snapshots": [
+            {"snapshot_id": "snp_1", "captured_at": NOW, "extracted": {"t": "a\x00b", "n": [1]}}
+        ],
     }
     runs = [
         RunCommit(
@@ -170,11 +188,9 @@ def test_lake_rows_reach_the_outbox_as_plain_json_without_nul(
     ]  # fmt: skip
     assert commit_runs(store, runs) == [True, True]
 
-    [(_, payloads)] = store.take_outbox("flush_1")
-    expected = {
-        "observations": [
-            {"observation_id": "obs_1", "fetched_at": NOW.isoformat(), "title": "Jobs at Acme"},
-            {"observation_id": "obs_2", "fetched_at": NOW.isoformat(), "headers": {"etag": '"é"'}},
-        ]
-    }
-    assert payloads == [expected, expected]
+    [(_, [payload])] = store.take_outbox("flush_1")
+    tables = unpack(payload)
+    observations = tables["observations"]
+    assert observations.column("etag").to_pylist() == ['W/"v1"', '"é"', 'W/"v1"', '"é"']
+    assert observations.column("fetched_at").to_pylist() == [NOW] * 4  # an ISO text too
+    assert tables["snapshots"].column("extracted").to_pylist() == ['{"n": [1], "t": "ab"}'] * 2

@@ -11,6 +11,7 @@ from sqlalchemy.exc import IntegrityError
 from state_rows import NOW, SensorFactory
 
 from catlas_assets.domain.pipeline_data import InboxEntry, LedgerCharge, ReviewItem
+from resources.lake_batches import unpack
 from resources.state.schema import cost_ledger
 from resources.state.store import StateStore
 
@@ -78,7 +79,9 @@ def test_commit_applies_the_update_and_writes_every_row(
     assert store.outbox_size() == 1
     [(flush, [payload])] = store.take_outbox("flush_1")
     assert flush == "flush_1"
-    assert payload["observations"] == [{"observation_id": "obs_1", "fetched_at": NOW.isoformat()}]
+    observations = unpack(payload)["observations"]
+    assert observations.column("observation_id").to_pylist() == ["obs_1"]
+    assert observations.column("fetched_at").to_pylist() == [NOW]
     [entry] = store.list_inbox()
     assert (entry["change_id"], entry["status"], entry["detected_at"]) == ("chg_1", "pending", NOW)
     [item] = store.list_review()

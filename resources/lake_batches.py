@@ -1,0 +1,117 @@
+"""Lake rows as Arrow: the dicts a sensor run makes, converted once, packed for the outbox.
+
+A run's lake rows wait in the state store's outbox until a flush writes them to Parquet.
+They are converted to Arrow where they are committed (a tick's lanes, in parallel), one
+table per lake table and commit group, and packed as Arrow IPC streams; a flush then only
+concatenates and writes them, where converting every row at the end of a tick was one
+core's serial work.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import struct
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import pyarrow as pa
+
+from catlas_assets.errors import StorageError
+from resources.lake_tables import Dimension, LakeTable
+
+_LENGTH = struct.Struct(">I")
+
+
+def to_arrow(table: LakeTable | Dimension, rows: list[Mapping[str, Any]]) -> pa.Table:
+    """`rows` in the table's schema: timestamps aware UTC, JSON columns as text, no NUL
+    in a string (PostgreSQL keeps none, so no lake row does either)."""
+    columns: dict[str, list[Any]] = {name: [] for name in table.schema.names}
+    for row in rows:
+        unknown = set(row) - set(columns)
+        if unknown:
+            raise StorageError(f"{table.name}: unknown column(s) {sorted(unknown)}")
+        for name, values in columns.items():
+            values.append(row.get(name))
+    arrays = []
+    for field in table.schema:
+        values = columns[field.name]
+        if pa.types.is_timestamp(field.type):
+            values = [_as_datetime(v) if v is not None else None for v in values]
+        elif field.type == pa.string():
+            values = [_text(v) for v in values]
+        arrays.append(pa.array(values, type=field.type))
+    return pa.Table.from_arrays(arrays, schema=table.schema)
+
+
+def _as_datetime(value: Any) -> datetime:
+    """An aware instant; a naive value is UTC (as Arrow stores it), never the machine's zone."""
+    instant = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
+    return instant if instant.tzinfo is not None else instant.replace(tzinfo=UTC)
+
+
+def _text(value: Any) -> Any:
+    """A string column's value: JSON documents as text (keys sorted), instants in ISO-8601."""
+    if isinstance(value, dict | list | tuple):
+        value = _json(value)
+    elif isinstance(value, datetime):
+        value = value.isoformat()
+    elif isinstance(value, bytes):
+        value = value.decode("utf-8", errors="replace")
+    if isinstance(value, str) and "\x00" in value:
+        return value.replace("\x00", "")
+    return value
+
+
+def _json(value: Any) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=_plain)
+    except TypeError:  # keys of mixed types: made strings first, as JSON has them
+        text = json.dumps(
+            json.loads(json.dumps(value, default=_plain)), ensure_ascii=False, sort_keys=True
+        )
+    if "\\u0000" in text:  # a NUL inside a document: dropped wherever it is
+        text = json.dumps(_without_nul(json.loads(text)), ensure_ascii=False, sort_keys=True)
+    return text
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    raise TypeError(f"cannot store {type(value).__name__} as JSON")
+
+
+def _without_nul(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.replace("\x00", "")
+    if isinstance(value, dict):
+        return {_without_nul(k): _without_nul(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_nul(v) for v in value]
+    return value
+
+
+def pack(tables: Mapping[str, pa.Table]) -> bytes:
+    """Several named tables as one blob: a JSON header of names and lengths, then one
+    Arrow IPC stream per table."""
+    streams = []
+    for table in tables.values():
+        sink = io.BytesIO()
+        with pa.ipc.new_stream(sink, table.schema) as writer:
+            writer.write_table(table)
+        streams.append(sink.getvalue())
+    header = json.dumps([[name, len(s)] for name, s in zip(tables, streams, strict=True)])
+    return _LENGTH.pack(len(header)) + header.encode() + b"".join(streams)
+
+
+def unpack(data: bytes) -> dict[str, pa.Table]:
+    (size,) = _LENGTH.unpack_from(data)
+    offset = _LENGTH.size + size
+    tables = {}
+    for name, length in json.loads(data[_LENGTH.size : offset]):
+        tables[name] = pa.ipc.open_stream(data[offset : offset + length]).read_all()
+        offset += length
+    return tables

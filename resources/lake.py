@@ -25,7 +25,6 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -39,7 +38,7 @@ import pyarrow.parquet as pq
 from catlas_assets.errors import StorageError
 from resources.lake_batches import to_arrow
 from resources.lake_tables import DIMENSIONS, JSON_COLUMNS, TABLES, Dimension, LakeTable
-from resources.storage import Storage
+from resources.storage import Storage, process_threads
 
 REPLACES_KEY = b"catlas.replaces"
 # Per partition: {"hidden": {file name: unix time hidden}}; its files readers must not see.
@@ -153,7 +152,8 @@ class Lake:
         # Every partition is encoded before any is written (a refused batch writes nothing),
         # on every core: pyarrow encodes without the interpreter lock, one file per thread.
         if len(parts) > 1:
-            blobs = list(_encoders().map(_to_parquet, parts))
+            cores = len(os.sched_getaffinity(0))
+            blobs = list(process_threads("catlas-parquet", cores).map(_to_parquet, parts))
         else:
             blobs = [_to_parquet(parts[0])]
         written, items = [], []
@@ -546,20 +546,6 @@ def _conform(part: pa.Table, schema: pa.Schema) -> pa.Table:
         for f in schema
     ]
     return pa.Table.from_arrays(columns, schema=schema).cast(schema)
-
-
-_encoder_pool: tuple[int, ThreadPoolExecutor] | None = None
-_encoder_lock = threading.Lock()
-
-
-def _encoders() -> ThreadPoolExecutor:
-    """This process's Parquet encoding threads, one per core (a forked child makes its own)."""
-    global _encoder_pool
-    with _encoder_lock:
-        if _encoder_pool is None or _encoder_pool[0] != os.getpid():
-            threads = max(1, len(os.sched_getaffinity(0)))
-            _encoder_pool = (os.getpid(), ThreadPoolExecutor(threads, "catlas-parquet"))
-        return _encoder_pool[1]
 
 
 def _to_parquet(table: pa.Table) -> bytes:

@@ -19,6 +19,7 @@ from typing import Any
 import pyarrow as pa
 
 from catlas_assets.errors import StorageError
+from resources.json_values import plain, without_nul
 from resources.lake_tables import Dimension, LakeTable
 
 _LENGTH = struct.Struct(">I")
@@ -66,32 +67,14 @@ def _text(value: Any) -> Any:
 
 def _json(value: Any) -> str:
     try:
-        text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=_plain)
+        text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=plain)
     except TypeError:  # keys of mixed types: made strings first, as JSON has them
         text = json.dumps(
-            json.loads(json.dumps(value, default=_plain)), ensure_ascii=False, sort_keys=True
+            json.loads(json.dumps(value, default=plain)), ensure_ascii=False, sort_keys=True
         )
     if "\\u0000" in text:  # a NUL inside a document: dropped wherever it is
-        text = json.dumps(_without_nul(json.loads(text)), ensure_ascii=False, sort_keys=True)
+        text = json.dumps(without_nul(json.loads(text)), ensure_ascii=False, sort_keys=True)
     return text
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, bytes):
-        return value.decode("utf-8", errors="replace")
-    raise TypeError(f"cannot store {type(value).__name__} as JSON")
-
-
-def _without_nul(value: Any) -> Any:
-    if isinstance(value, str):
-        return value.replace("\x00", "")
-    if isinstance(value, dict):
-        return {_without_nul(k): _without_nul(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_without_nul(v) for v in value]
-    return value
 
 
 def pack(tables: Mapping[str, pa.Table]) -> bytes:

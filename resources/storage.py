@@ -34,17 +34,18 @@ TMP_FOLDER = ".writes"
 # and concurrent flushes share the journal's commits (one after the other, each waits alone).
 _SYNC_THREADS = 32
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL
-_sync_pool: tuple[int, ThreadPoolExecutor] | None = None
-_sync_pool_lock = threading.Lock()
+_pools: dict[str, tuple[int, ThreadPoolExecutor]] = {}
+_pools_lock = threading.Lock()
 
 
-def _pool() -> ThreadPoolExecutor:
-    """The flush threads of this process (a forked child makes its own: it has none)."""
-    global _sync_pool
-    with _sync_pool_lock:
-        if _sync_pool is None or _sync_pool[0] != os.getpid():
-            _sync_pool = (os.getpid(), ThreadPoolExecutor(_SYNC_THREADS, "catlas-fsync"))
-        return _sync_pool[1]
+def process_threads(name: str, threads: int) -> ThreadPoolExecutor:
+    """This process's pool of `threads` threads called `name` (a forked child makes its
+    own: it has none of its parent's threads)."""
+    with _pools_lock:
+        found = _pools.get(name)
+        if found is None or found[0] != os.getpid():
+            found = _pools[name] = (os.getpid(), ThreadPoolExecutor(threads, name))
+        return found[1]
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -58,7 +59,7 @@ def _sync_all(fds: list[int]) -> None:
         os.fdatasync(fds[0])
     elif fds:
         # Every flush is waited for; the first error, if any, is raised.
-        pool = _pool()
+        pool = process_threads("catlas-fsync", _SYNC_THREADS)
         futures = [pool.submit(os.fdatasync, fd) for fd in fds]
         for future in futures:
             future.result()

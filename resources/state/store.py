@@ -41,6 +41,7 @@ from catlas_assets.domain.pipeline_data import InboxEntry, LedgerCharge, ReviewI
 from catlas_assets.domain.repair import onto_watched_url
 from catlas_assets.domain.vocabulary import CLAIMABLE_STATUSES, ReviewKind, ReviewStatus
 from catlas_assets.errors import CatlasError, NotFoundError, StorageError
+from resources.json_values import plain, without_nul
 from resources.lake_batches import pack, to_arrow
 from resources.lake_tables import TABLES
 from resources.state import migrate
@@ -772,7 +773,7 @@ def _to_json(value: Any) -> str:
 def json_text(value: Any) -> JsonText:
     """`value` for a JSON column, serialised once (a run's lake rows are the largest values
     a commit writes): the same text as `_jsonable` then the column's own json.dumps."""
-    text = json.dumps(value, default=_default)
+    text = json.dumps(value, default=plain)
     if "\\u0000" in text:
         text = json.dumps(without_nul(json.loads(text)))
     return JsonText(text)
@@ -780,7 +781,7 @@ def json_text(value: Any) -> JsonText:
 
 def _jsonable(value: Any) -> Any:
     """Round-trip through JSON so datetimes and enums land as ISO strings and plain values."""
-    text = json.dumps(value, default=_default)
+    text = json.dumps(value, default=plain)
     # JSON writes a NUL as the escape \u0000: without one, no walk over the rows is needed.
     return without_nul(json.loads(text)) if "\\u0000" in text else json.loads(text)
 
@@ -809,26 +810,6 @@ def _outbox_rows(
         }
         for run_id, by_table in tables.items()
     ]
-
-
-def without_nul(value: Any) -> Any:
-    """`value` with NUL characters removed from every string in it: PostgreSQL refuses them
-    in text and JSON, and a page may well carry one (SQLite is given the same data)."""
-    if isinstance(value, str):
-        return value.replace("\x00", "") if "\x00" in value else value
-    if isinstance(value, dict):
-        return {without_nul(k): without_nul(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [without_nul(v) for v in value]
-    return value
-
-
-def _default(value: Any) -> Any:
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, bytes):
-        return value.decode("utf-8", errors="replace")
-    raise TypeError(f"cannot store {type(value).__name__} as JSON")
 
 
 def add_to_inbox(conn: Connection, entry: InboxEntry, *, webpage_id: int | None = None) -> None:

@@ -4,8 +4,9 @@ A tick's event loop is one core's work: fetching, deciding, archiving and commit
 sensor run is Python (a 304 costs about a millisecond of it), and a loop runs on one core.
 A tick of at least `CATLAS_LANE_MIN_BATCH` claimed sensors therefore hands them to lanes:
 processes that each run a share of the sensors with their own event loop, fetcher,
-DomainGovernor and group committer, and parse in their own process (as
-`CATLAS_OBSERVE_WORKERS=0` does). The tick's own process keeps what belongs to the run:
+DomainGovernor and group committer, and a parser process of their own (none with
+`CATLAS_OBSERVE_WORKERS=0`: then a lane parses in a thread). The tick's own process keeps
+what belongs to the run:
 the claim order, the stop rules and the request budget (`claimed_work`), interruption, the
 verdict and the lake flush at the end.
 

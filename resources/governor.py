@@ -47,7 +47,7 @@ if TYPE_CHECKING:  # the budgets live in the state store (SQLAlchemy): not neede
 
 log = logging.getLogger(__name__)
 # The store's answer when a spaced domain's turns are all held or its spacing has not
-# passed (`resources.state.domain_budgets.TURN_BUSY`, not imported: SQLAlchemy stays lazy).
+# passed yet (`DomainBudgets.take_turn`): ask again later.
 TURN_BUSY = "turn_busy"
 
 

@@ -16,6 +16,7 @@ from sqlalchemy import Connection, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from catlas_assets.domain.pacing import budget_day
+from resources.governor import TURN_BUSY
 from resources.state.schema import domain_budgets
 from resources.state.store import StateStore
 
@@ -29,10 +30,6 @@ class Reservation:
     units: int = 0  # granted: how many request units were taken (at least 1)
     crawl_delay_s: float | None = None  # the Crawl-delay the store holds for the domain
     retry_at_s: float | None = None  # TURN_BUSY: the wall-clock second worth asking again
-
-
-# A spaced domain's turns are all held, or its spacing has not passed yet: ask again later.
-TURN_BUSY = "turn_busy"
 
 
 def _next_utc_midnight(now: datetime) -> datetime:

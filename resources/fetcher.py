@@ -1,4 +1,4 @@
-"""The HTTP fetcher: one pooled httpx.AsyncClient per worker, politely bounded.
+"""The HTTP fetcher: httpx requests over one pooled transport per worker, politely bounded.
 
 Every hop of a fetch, redirects included, is checked before it is requested: robots.txt
 of its origin (cached per origin; a disallowed URL is never requested, an unavailable

@@ -3,7 +3,8 @@
 httpcore's pool scans every connection on every request (`_assign_requests_to_connections`),
 which made it the largest cost of a tick with many connections; aiohttp's connector keeps
 idle connections per origin and hands one out in constant time. httpx stays the client
-interface (timeouts, headers, cookies, `aiter_raw`); this transport only moves bytes.
+interface (its `Request` and `Response`, timeouts as request extensions, the response's
+byte stream); this transport only moves bytes.
 
 What the fetcher relies on is kept: the name is resolved by catlas's resolver (host map,
 destination safety) and the connection goes to the address it checked; the body is handed

@@ -116,7 +116,7 @@ class _Body(httpx.AsyncByteStream):
 
 
 class AiohttpTransport(httpx.AsyncBaseTransport):
-    """HTTP/1.1 over aiohttp, for httpx.AsyncClient."""
+    """HTTP/1.1 over aiohttp, behind the interface of an httpx transport."""
 
     def __init__(
         self,

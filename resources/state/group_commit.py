@@ -21,7 +21,7 @@ from typing import Any
 
 from catlas_assets.domain.pipeline_data import InboxEntry, LedgerCharge, ReviewItem
 from resources.state import connector_stats
-from resources.state.store import StateStore
+from resources.state.store import StateStore, prepare_runs
 
 
 @dataclass(frozen=True)
@@ -52,10 +52,15 @@ def commit_runs(store: StateStore, runs: Sequence[RunCommit]) -> list[bool]:
     """Apply `runs` in one transaction; for each, whether it was committed."""
     if not runs:
         return []
+    # What the statements write is computed first: SQLite's write lock is held for them alone.
+    prepared = prepare_runs(runs)
+    charges = merged_charges([r.ledger for r in runs if r.ledger is not None])
     with store.transaction(write_lock=True) as conn:
-        applied = store.apply_runs(conn, runs)
+        applied = store.apply_runs(conn, runs, prepared)
         kept = [run for run, ok in zip(runs, applied, strict=True) if ok]
-        store.charge(conn, merged_charges([r.ledger for r in kept if r.ledger is not None]))
+        if len(kept) < len(runs):  # a lost claim charges nothing
+            charges = merged_charges([r.ledger for r in kept if r.ledger is not None])
+        store.charge(conn, charges)
         changes: dict[str, list[ConnectorChange]] = {}
         for run in kept:
             if run.connector is not None:

@@ -8,9 +8,9 @@ transaction that holds the single write lock while it selects and stamps the bat
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cached_property
 from pathlib import Path
@@ -55,6 +55,7 @@ from resources.state.schema import (
     sensors,
     settings_kv,
 )
+from resources.state.writer_queue import WriterQueue
 
 Row = dict[str, Any]
 
@@ -118,12 +119,11 @@ class StateStore:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self.is_postgres = engine.dialect.name == "postgresql"
-        # SQLite has one writer at a time, and a BEGIN IMMEDIATE that finds the file locked
-        # sleeps in SQLite's busy handler (1 ms, then longer, up to 100 ms per try) however
-        # soon the holder commits. This process's writers (threads of a tick: group commits,
-        # budget reservations) queue here instead, each woken the moment the last one ends;
-        # other processes still meet the busy timeout. Re-entrant: a nested one is as before.
-        self._sqlite_writer = threading.RLock()
+        # SQLite writers (group commits, claims, budget reservations) queue for the lock
+        # rather than sleep in SQLite's busy handler; re-entrant: a nested one is as before.
+        database = engine.url.database
+        on_disk = not self.is_postgres and database not in (None, "", ":memory:")
+        self._sqlite_writers = WriterQueue(Path(database) if on_disk and database else None)
 
     @classmethod
     def open(cls, url: str, *, auto_create: bool = True) -> StateStore:
@@ -137,6 +137,7 @@ class StateStore:
 
     def close(self) -> None:
         self.engine.dispose()
+        self._sqlite_writers.close()
 
     # -- transactions ---------------------------------------------------------------------
     @contextmanager
@@ -145,7 +146,7 @@ class StateStore:
             with self.engine.connect() as conn, conn.begin():
                 yield conn
             return
-        with self._sqlite_writer, self.engine.connect() as conn:
+        with self._sqlite_writers.held(), self.engine.connect() as conn:
             conn.info["begin_mode"] = "IMMEDIATE"
             with conn.begin():
                 yield conn
@@ -432,15 +433,19 @@ class StateStore:
             self._open_review(conn, item, now)
         return True
 
-    def apply_runs(self, conn: Connection, runs: Sequence[RunWrites]) -> list[bool]:
+    def apply_runs(
+        self, conn: Connection, runs: Sequence[RunWrites], prepared: PreparedRuns | None = None
+    ) -> list[bool]:
         """`apply_run` for each of `runs` inside the caller's transaction, in a few
         statements: which claims still stand is read once (their rows locked on
         PostgreSQL; the caller's write lock holds SQLite), then the sensor rows are updated
         with one executemany per set of columns and the outbox rows inserted with one.
-        A run whose claim was lost writes nothing (False), as alone."""
+        A run whose claim was lost writes nothing (False), as alone. `prepared`: the
+        statements' values, computed before the transaction (`prepare_runs(runs)`)."""
         if any("url" in run.sensor_update for run in runs):
             # A move is settled against the other sensors' URLs, run after run.
             return [self.apply_run(conn, **_run_fields(run)) for run in runs]
+        prepared = prepared or prepare_runs(runs)
         ids = sorted({run.sensor_id for run in runs})
         claims = select(sensors.c.id, sensors.c.claimed_by).where(sensors.c.id.in_(ids))
         if self.is_postgres:
@@ -448,21 +453,23 @@ class StateStore:
         holder = dict(conn.execute(claims).tuples().all())
         applied = [holder.get(run.sensor_id) == run.worker for run in runs]
         by_columns: dict[tuple[str, ...], list[dict[str, Any]]] = {}
-        for run, ok in zip(runs, applied, strict=True):
+        for (columns, params), ok in zip(prepared.updates, applied, strict=True):
             if ok:
-                values = {k: without_nul(v) for k, v in run.sensor_update.items()}
-                params = {**values, "b_id": run.sensor_id, "b_worker": run.worker}
-                by_columns.setdefault(tuple(sorted(values)), []).append(params)
-        for params in by_columns.values():
+                by_columns.setdefault(columns, []).append(params)
+        for params_list in by_columns.values():
             conn.execute(
                 update(sensors).where(
                     sensors.c.id == bindparam("b_id"),
                     sensors.c.claimed_by == bindparam("b_worker"),
                 ),
-                params,
+                params_list,
             )
         kept = [run for run, ok in zip(runs, applied, strict=True) if ok]
-        outbox = _outbox_rows((r.run_id, r.lake_rows, r.now) for r in kept)
+        outbox = (
+            prepared.outbox
+            if len(kept) == len(runs)
+            else _outbox_rows((r.run_id, r.lake_rows, r.now) for r in kept)
+        )
         if outbox:
             conn.execute(insert(lake_outbox), outbox)
         for run in kept:
@@ -784,6 +791,24 @@ def _jsonable(value: Any) -> Any:
     text = json.dumps(value, default=plain)
     # JSON writes a NUL as the escape \u0000: without one, no walk over the rows is needed.
     return without_nul(json.loads(text)) if "\\u0000" in text else json.loads(text)
+
+
+@dataclass(frozen=True)
+class PreparedRuns:
+    """The values `apply_runs` writes for a group of runs, computed before its transaction:
+    on SQLite the group holds the one write lock for its statements alone."""
+
+    updates: list[tuple[tuple[str, ...], dict[str, Any]]]  # each run's columns and values
+    outbox: list[dict[str, Any]]  # the outbox rows of all the runs
+
+
+def prepare_runs(runs: Sequence[RunWrites]) -> PreparedRuns:
+    updates = []
+    for run in runs:
+        values = {k: without_nul(v) for k, v in run.sensor_update.items()}
+        params = {**values, "b_id": run.sensor_id, "b_worker": run.worker}
+        updates.append((tuple(sorted(values)), params))
+    return PreparedRuns(updates, _outbox_rows((r.run_id, r.lake_rows, r.now) for r in runs))
 
 
 def _outbox_rows(

@@ -385,13 +385,14 @@ class Fetcher:
         return await self.robots_gate.entry_for(url, self._robots_get(url, state, None))
 
     def _robots_get(self, url: str, state: _Attempts, domain: str | None) -> RobotsGet:
-        """How the gate sends a robots.txt request for `url`: with every check, truncated."""
-        host = urlsplit(url).hostname
+        """How the gate sends a robots.txt request for `url`: with every check, truncated.
+        (Built for every check, called only when the file is not cached: nothing is parsed
+        before the call.)"""
 
         async def get(robots_url: str) -> tuple[int, dict[str, str], bytes]:
             # The page's domain holds for its own host; a robots.txt redirected elsewhere
             # is governed by the domain it moved to.
-            same_host = urlsplit(robots_url).hostname == host
+            same_host = urlsplit(robots_url).hostname == urlsplit(url).hostname
             return await self._with_retries(
                 robots_url,
                 {},

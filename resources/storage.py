@@ -8,13 +8,16 @@ costs a listing of it, not a walk of every object in the lake.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import logging
 import os
 import re
 import secrets
 import socket
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -22,11 +25,13 @@ from typing import Any
 
 import aiohttp
 import fsspec
+import fsspec.asyn
 from botocore.exceptions import BotoCoreError
 from fsspec.implementations.local import LocalFileSystem
 
 from catlas_assets.errors import StorageError
 
+log = logging.getLogger(__name__)
 _MAX_FOLDERS_KNOWN = 200_000  # a bound on what is remembered, not on what is written
 _TMP_PID = re.compile(r"~(?P<pid>\d+)\.[0-9a-f]{8}\.tmp$")
 TMP_FOLDER = ".writes"
@@ -36,6 +41,7 @@ _SYNC_THREADS = 32
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL
 _pools: dict[str, tuple[int, ThreadPoolExecutor]] = {}
 _pools_lock = threading.Lock()
+_quieted: weakref.WeakSet[asyncio.AbstractEventLoop] = weakref.WeakSet()
 
 
 def process_threads(name: str, threads: int) -> ThreadPoolExecutor:
@@ -65,6 +71,30 @@ def _sync_all(fds: list[int]) -> None:
             future.result()
 
 
+def _quiet_orphaned_sends(loop: asyncio.AbstractEventLoop) -> None:
+    """When the S3 server goes away mid-request, aiohttp's task writing the request body
+    can fail after the request itself has (that failure is raised and reported, once), and
+    asyncio would print the task's traceback to stderr: "Task exception was never
+    retrieved". Those go to the debug log of fsspec's loop; anything else as before."""
+    if loop in _quieted:
+        return
+    default = loop.get_exception_handler()
+
+    def handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        exc = context.get("exception")
+        if isinstance(
+            exc, ConnectionError | aiohttp.ClientConnectionError
+        ) and "never retrieved" in str(context.get("message", "")):
+            log.debug("S3 request body not sent: %s", exc)
+        elif default is not None:
+            default(loop, context)
+        else:
+            loop.default_exception_handler(context)
+
+    loop.set_exception_handler(handler)
+    _quieted.add(loop)
+
+
 class Storage:
     def __init__(self, url: str, s3_endpoint_url: str = "") -> None:
         self.url = url.rstrip("/") or url
@@ -74,6 +104,7 @@ class Storage:
             if s3_endpoint_url:
                 options["client_kwargs"] = {"endpoint_url": s3_endpoint_url}
             self.fs = fsspec.filesystem("s3", **options)
+            _quiet_orphaned_sends(fsspec.asyn.get_loop())
             self.root = self.url.removeprefix("s3://").rstrip("/")
         elif "://" in url and not url.startswith("file://"):
             raise StorageError(f"lake URL {url!r}: only a local folder or s3://bucket/prefix")

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import aiohttp
+import fsspec.asyn
 import pytest
 import zstandard
 
@@ -46,6 +49,27 @@ def test_storage_round_trip_on_s3(
     storage.delete(["a/b.txt", "a/never-existed.txt"])
     assert storage.glob("a/*.txt") == ["a/c.txt"]
     assert "prefix/a/b.txt" not in list_bucket(s3_bucket)
+
+
+def test_a_request_body_orphaned_by_a_lost_s3_server_is_not_printed(
+    s3_endpoint: str, s3_bucket: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The server went away mid-PUT: the request failed (reported once, as one line), and
+    aiohttp's task that was writing its body fails unawaited. asyncio would print that
+    task's traceback to stderr; it goes to the debug log. Other orphaned errors do not."""
+    Storage(f"s3://{s3_bucket}/lake", s3_endpoint_url=s3_endpoint)
+    loop = fsspec.asyn.get_loop()  # the loop s3fs runs its requests on
+    handler = loop.get_exception_handler()
+    assert handler is not None
+    caplog.set_level(logging.DEBUG)
+    never_retrieved = "Task exception was never retrieved"
+    lost = aiohttp.ClientConnectionResetError("Cannot write to closing transport")
+    handler(loop, {"message": never_retrieved, "exception": lost})
+    assert [r.levelno for r in caplog.records] == [logging.DEBUG]
+    assert "request body not sent" in caplog.records[0].getMessage()
+    caplog.clear()
+    handler(loop, {"message": never_retrieved, "exception": ValueError("a bug")})
+    assert [(r.name, r.levelno) for r in caplog.records] == [("asyncio", logging.ERROR)]
 
 
 def test_check_writable_on_s3(s3_endpoint: str, s3_bucket: str, list_bucket: ListBucket) -> None:

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING
 
 from catlas_assets.domain.pacing import budget_day, retry_after_until, spacing_s
 from catlas_assets.domain.urls import registrable_domain
+from resources.state.loop_writes import write_from_loop
 
 if TYPE_CHECKING:  # the budgets live in the state store (SQLAlchemy): not needed to import
     from resources.state.domain_budgets import DomainBudgets, Reservation
@@ -255,12 +256,12 @@ class DomainGovernor:
                 return
             returning = state.leased if state.lease_day == day else 0
             state.leased = 0
-            reservation = await asyncio.to_thread(
-                self.budgets.reserve,
-                domain,
-                self.now(),
-                units=self.config.budget_lease,
-                returning=returning,
+            budgets, now, units = self.budgets, self.now(), self.config.budget_lease
+            reservation = await write_from_loop(
+                budgets.store,
+                lambda wait: budgets.reserve(
+                    domain, now, units=units, returning=returning, wait=wait
+                ),
             )
             self._heard_delay(state, reservation)
             if not reservation.granted:

@@ -7,6 +7,9 @@ after the first of them; one flush at a time (runs that finish during a flush fo
 next group). With N = 1 every run commits alone, as `StateStore.commit_sensor_run` does.
 The guarantees are the store's (`resources/state/group_commit.py`): nothing of a run
 counts before its group commits.
+
+A group is written on the event loop's own thread when SQLite's write lock is free, else in
+a thread that waits for it (`resources/state/loop_writes.py`).
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ import contextlib
 from collections.abc import Callable
 
 from resources.state.group_commit import RunCommit, commit_runs
-from resources.state.store import StateStore
+from resources.state.loop_writes import write_from_loop
+from resources.state.store import StateStore, prepare_runs
 
 
 class GroupCommitter:
@@ -73,8 +77,9 @@ class GroupCommitter:
                 self._timer.cancel()
                 self._timer = None
             self._committing = len(batch)
+            runs = [r for r, _ in batch]
             try:
-                applied = await asyncio.to_thread(commit_runs, self._store, [r for r, _ in batch])
+                applied = await self._commit(runs)
             except BaseException as exc:
                 self._committing = 0
                 for _, future in batch:
@@ -89,6 +94,13 @@ class GroupCommitter:
                     future.set_result(ok)
             if self._pending and self._all_waiting():
                 self._start_flush()  # the runs that came during this flush wait for nothing
+
+    async def _commit(self, runs: list[RunCommit]) -> list[bool]:
+        prepared = prepare_runs(runs)  # once, however often the write is tried
+        return await write_from_loop(
+            self._store,
+            lambda wait: commit_runs(self._store, runs, wait=wait, prepared=prepared),
+        )
 
     async def aclose(self) -> None:
         """Commit what still waits, and wait for the flushes under way."""

@@ -60,11 +60,11 @@ class DomainBudgets:
         conn.execute(insert(domain_budgets).values(**values))
         return values
 
-    def _locked(self, action: Any) -> Any:
+    def _locked(self, action: Any, *, wait: bool = True) -> Any:
         # Two workers may insert the same new domain at once: the loser retries and finds it.
         for attempt in range(3):
             try:
-                with self.store.transaction(write_lock=True) as conn:
+                with self.store.transaction(write_lock=True, wait=wait) as conn:
                     return action(conn)
             except IntegrityError:
                 if attempt == 2:
@@ -89,11 +89,18 @@ class DomainBudgets:
         return int(result.rowcount or 0)
 
     def reserve(
-        self, domain: str, now: datetime, *, units: int = 1, returning: int = 0
+        self,
+        domain: str,
+        now: datetime,
+        *,
+        units: int = 1,
+        returning: int = 0,
+        wait: bool = True,
     ) -> Reservation:
         """Take up to `units` request units of `domain`'s daily budget (at least one, or none
         when it is blocked or spent), first giving back `returning` units of today's that
-        were taken and not used; one transaction either way."""
+        were taken and not used; one transaction either way (`wait`: see
+        `StateStore.transaction`)."""
 
         def action(conn: Connection) -> Reservation:
             row = self._row(conn, domain, now)
@@ -104,7 +111,7 @@ class DomainBudgets:
             self._set_used(conn, domain, used + granted, budget_day(now), now)
             return Reservation(True, units=granted, crawl_delay_s=row.get("crawl_delay_s"))
 
-        return self._locked(action)
+        return self._locked(action, wait=wait)
 
     def take_turn(
         self,

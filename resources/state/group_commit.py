@@ -21,7 +21,7 @@ from typing import Any
 
 from catlas_assets.domain.pipeline_data import InboxEntry, LedgerCharge, ReviewItem
 from resources.state import connector_stats
-from resources.state.store import StateStore, prepare_runs
+from resources.state.store import PreparedRuns, StateStore, prepare_runs
 
 
 @dataclass(frozen=True)
@@ -48,14 +48,22 @@ class RunCommit:
     connector: ConnectorChange | None = field(default=None)
 
 
-def commit_runs(store: StateStore, runs: Sequence[RunCommit]) -> list[bool]:
-    """Apply `runs` in one transaction; for each, whether it was committed."""
+def commit_runs(
+    store: StateStore,
+    runs: Sequence[RunCommit],
+    *,
+    wait: bool = True,
+    prepared: PreparedRuns | None = None,
+) -> list[bool]:
+    """Apply `runs` in one transaction; for each, whether it was committed. With
+    `wait=False`, `WriterBusy` (nothing written) when the write lock is not free now.
+    `prepared`: `prepare_runs(runs)`, when the caller has it already."""
     if not runs:
         return []
     # What the statements write is computed first: SQLite's write lock is held for them alone.
-    prepared = prepare_runs(runs)
+    prepared = prepared or prepare_runs(runs)
     charges = merged_charges([r.ledger for r in runs if r.ledger is not None])
-    with store.transaction(write_lock=True) as conn:
+    with store.transaction(write_lock=True, wait=wait) as conn:
         applied = store.apply_runs(conn, runs, prepared)
         kept = [run for run, ok in zip(runs, applied, strict=True) if ok]
         if len(kept) < len(runs):  # a lost claim charges nothing

@@ -8,6 +8,7 @@ transaction that holds the single write lock while it selects and stamps the bat
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -33,7 +34,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.engine import URL, make_url
+from sqlalchemy.engine import URL, RootTransaction, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, OperationalError
 
 from catlas_assets.domain.masking import masked
@@ -55,9 +56,13 @@ from resources.state.schema import (
     sensors,
     settings_kv,
 )
-from resources.state.writer_queue import WriterQueue
+from resources.state.writer_queue import WriterBusy, WriterQueue
 
 Row = dict[str, Any]
+
+
+# How long a SQLite writer outside the writers queue waits for the write lock.
+BUSY_TIMEOUT_MS = 30_000
 
 
 def create_state_engine(url: str) -> Engine:
@@ -96,7 +101,7 @@ def _create_engine(url: str, parsed: URL) -> Engine:
             cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute("PRAGMA synchronous=NORMAL")
             cursor.execute("PRAGMA foreign_keys=ON")
-            cursor.execute("PRAGMA busy_timeout=30000")
+            cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             cursor.close()
 
         @event.listens_for(engine, "begin")
@@ -108,6 +113,24 @@ def _create_engine(url: str, parsed: URL) -> Engine:
     if parsed.get_backend_name() == "postgresql":
         return create_engine(url, pool_pre_ping=True, json_serializer=_to_json)
     raise StorageError(f"CATLAS_DATABASE_URL: unsupported database {parsed.get_backend_name()!r}")
+
+
+def _begin(conn: Connection, wait: bool) -> RootTransaction:
+    """`conn.begin()` on SQLite; without waiting, a writer outside the queue holding the
+    file makes it `WriterBusy` at once instead of after the busy timeout."""
+    if wait:
+        return conn.begin()
+    raw = conn.connection.dbapi_connection
+    assert raw is not None
+    raw.execute("PRAGMA busy_timeout=0")
+    try:
+        return conn.begin()
+    except OperationalError as exc:
+        if getattr(exc.orig, "sqlite_errorcode", None) == sqlite3.SQLITE_BUSY:
+            raise WriterBusy("another writer holds the state file") from None
+        raise
+    finally:
+        raw.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
 
 
 # A PostgreSQL claim locks its batch among the first CLAIM_WINDOW batches' worth of due
@@ -141,14 +164,20 @@ class StateStore:
 
     # -- transactions ---------------------------------------------------------------------
     @contextmanager
-    def transaction(self, *, write_lock: bool = False) -> Iterator[Connection]:
+    def transaction(self, *, write_lock: bool = False, wait: bool = True) -> Iterator[Connection]:
+        """A transaction; `write_lock` takes SQLite's write lock at its start (in the writers
+        queue). With `wait=False` (a caller on an event loop) the lock is taken now or
+        `WriterBusy` is raised; PostgreSQL always raises it then: its statements may wait
+        for other workers' row locks."""
+        if not wait and (self.is_postgres or not write_lock):
+            raise WriterBusy("only a SQLite write transaction can start without waiting")
         if not write_lock or self.is_postgres:
             with self.engine.connect() as conn, conn.begin():
                 yield conn
             return
-        with self._sqlite_writers.held(), self.engine.connect() as conn:
+        with self._sqlite_writers.held(wait=wait), self.engine.connect() as conn:
             conn.info["begin_mode"] = "IMMEDIATE"
-            with conn.begin():
+            with _begin(conn, wait):
                 yield conn
 
     # -- companies ----------------------------------------------------------------------

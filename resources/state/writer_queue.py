@@ -11,6 +11,9 @@ process dies, even by kill -9).
 The queue orders writers; SQLite's own lock still protects the file. A writer that does not
 enter the queue (a plain transaction that writes) meets the busy timeout as before, and when
 the lock file cannot be created (a read-only folder) the queue is the thread lock alone.
+
+A writer that must not wait (an event loop committing on its own thread) asks with
+`held(wait=False)`: it gets the queue at once or `WriterBusy`.
 """
 
 from __future__ import annotations
@@ -23,6 +26,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 _forked = threading.Lock()  # one thread of a forked child starts its queues afresh
+
+
+class WriterBusy(Exception):
+    """Another writer holds the state file's write lock (asked with `wait=False`)."""
 
 
 class WriterQueue:
@@ -41,14 +48,17 @@ class WriterQueue:
         self._pid = os.getpid()
 
     @contextlib.contextmanager
-    def held(self) -> Iterator[None]:
+    def held(self, *, wait: bool = True) -> Iterator[None]:
+        """The queue's turn; with `wait=False`, now or `WriterBusy`."""
         if self._pid != os.getpid():
             with _forked:
                 if self._pid != os.getpid():
                     self._start()
-        with self._threads:
+        if not self._threads.acquire(blocking=wait):
+            raise WriterBusy("another thread of this process is writing")
+        try:
             if self._depth == 0:
-                self._lock_file()
+                self._lock_file(wait)
             self._depth += 1
             try:
                 yield
@@ -56,11 +66,17 @@ class WriterQueue:
                 self._depth -= 1
                 if self._depth == 0:
                     self._unlock_file()
+        finally:
+            self._threads.release()
 
-    def _lock_file(self) -> None:
+    def _lock_file(self, wait: bool) -> None:
         fd = self._file()
-        if fd is not None:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+        if fd is None:
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise WriterBusy("another process is writing") from None
 
     def _unlock_file(self) -> None:
         if self._fd is not None:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import time
 
+import pytest
 from sqlalchemy import select
 from state_rows import NOW, SensorFactory
 
@@ -15,6 +17,7 @@ from resources.state.connector_stats import all_stats
 from resources.state.group_commit import ConnectorChange, RunCommit, commit_runs
 from resources.state.schema import cost_ledger
 from resources.state.store import StateStore
+from resources.state.writer_queue import WriterBusy
 
 DAY = "2026-01-05"
 
@@ -194,3 +197,54 @@ def test_lake_rows_reach_the_outbox_as_arrow_without_nul(
     assert observations.column("etag").to_pylist() == ['W/"v1"', '"é"', 'W/"v1"', '"é"']
     assert observations.column("fetched_at").to_pylist() == [NOW] * 4  # an ISO text too
     assert tables["snapshots"].column("extracted").to_pylist() == ['{"n": [1], "t": "ab"}'] * 2
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_group_never_waits_on_the_loop_for_another_writer(
+    store: StateStore, company_id: int, add_sensor: SensorFactory
+) -> None:
+    """A writer outside the queue holds the SQLite file for 0.4 s: the loop goes on all the
+    while (a group is tried on it, then waits in a thread), and the runs commit after."""
+    ids = _claim(store, add_sensor, 4)
+    outsider = sqlite3.connect(store.engine.url.database or "", isolation_level=None)
+    outsider.execute("BEGIN IMMEDIATE")
+
+    async def go() -> tuple[list[bool], int]:
+        committer = GroupCommitter(store, max_runs=2, max_wait_ms=0)
+        turns = 0
+
+        async def beat() -> None:
+            nonlocal turns
+            while True:
+                turns += 1
+                await asyncio.sleep(0.01)
+
+        beating = asyncio.create_task(beat())
+        runs = [asyncio.create_task(committer.commit(_run(i, company_id))) for i in ids]
+        await asyncio.sleep(0.4)
+        seen = turns  # the loop's turns while the file was held
+        outsider.execute("COMMIT")
+        done = await asyncio.gather(*runs)
+        await committer.aclose()
+        beating.cancel()
+        return done, seen
+
+    try:
+        done, turns = asyncio.run(go())
+    finally:
+        outsider.close()
+    assert done == [True] * 4
+    assert turns >= 20  # ~40 at 10 ms; a loop waiting for the lock would show none
+    assert all(store.sensor(i)["claimed_by"] is None for i in ids)
+    assert sorted(x for group in _waiting(store) for x in group) == sorted(f"obs_{i}" for i in ids)
+
+
+def test_only_a_sqlite_write_transaction_starts_without_waiting(store: StateStore) -> None:
+    with pytest.raises(WriterBusy), store.transaction(wait=False):
+        pass
+    if store.is_postgres:  # its statements may wait for other workers' row locks
+        with pytest.raises(WriterBusy), store.transaction(write_lock=True, wait=False):
+            pass
+    else:
+        with store.transaction(write_lock=True, wait=False) as conn:
+            assert conn.exec_driver_sql("SELECT 1").scalar_one() == 1

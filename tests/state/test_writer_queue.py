@@ -5,13 +5,16 @@ from __future__ import annotations
 import fcntl
 import multiprocessing
 import os
+import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from resources.state.store import StateStore
-from resources.state.writer_queue import WriterQueue
+import pytest
+
+from resources.state.store import BUSY_TIMEOUT_MS, StateStore
+from resources.state.writer_queue import WriterBusy, WriterQueue
 
 
 @contextmanager
@@ -118,4 +121,73 @@ def test_the_stores_write_transactions_take_the_queue(tmp_path: Path) -> None:
         with store.transaction():  # a reader does not queue
             assert not _is_locked(lock)
     finally:
+        store.close()
+
+
+def _hold_until(queue: WriterQueue, holding: object, release: object) -> None:
+    with queue.held():
+        holding.set()  # type: ignore[attr-defined]
+        release.wait(30)  # type: ignore[attr-defined]
+
+
+def test_a_writer_that_must_not_wait_is_told_when_the_queue_is_taken(tmp_path: Path) -> None:
+    queue = WriterQueue(tmp_path / "state.db")
+    lock = tmp_path / "state.db.writers.lock"
+    context = multiprocessing.get_context("fork")
+    holding, release = context.Event(), context.Event()
+    other = context.Process(target=_hold_until, args=(queue, holding, release))
+    other.start()
+    try:
+        assert holding.wait(30)
+        with pytest.raises(WriterBusy, match="another process"), queue.held(wait=False):
+            pass
+    finally:
+        release.set()
+        other.join(30)
+    # Another thread of this process holding it: busy too, and nothing is left held after.
+    thread_holding, thread_release = threading.Event(), threading.Event()
+    thread = threading.Thread(target=_hold_until, args=(queue, thread_holding, thread_release))
+    thread.start()
+    assert thread_holding.wait(30)
+    with pytest.raises(WriterBusy, match="another thread"), queue.held(wait=False):
+        pass
+    thread_release.set()
+    thread.join(30)
+    with queue.held(wait=False):  # free now: taken at once
+        assert _is_locked(lock)
+    assert not _is_locked(lock)
+    queue.close()
+
+
+def _busy_timeout(store: StateStore) -> int:
+    with store.engine.connect() as conn:
+        return int(conn.exec_driver_sql("PRAGMA busy_timeout").scalar_one())
+
+
+def test_a_transaction_that_must_not_wait_meets_a_writer_outside_the_queue(
+    tmp_path: Path,
+) -> None:
+    """A plain SQLite writer holds the file: the transaction is refused at once (the busy
+    timeout would wait 30 s), the connection keeps its busy timeout, and once the file is
+    free the same call writes."""
+    db = tmp_path / "state.db"
+    store = StateStore.open(f"sqlite:///{db}")
+    outsider = sqlite3.connect(db, isolation_level=None)
+    try:
+        assert _busy_timeout(store) == BUSY_TIMEOUT_MS
+        outsider.execute("BEGIN IMMEDIATE")
+        with (
+            pytest.raises(WriterBusy, match="another writer"),
+            store.transaction(write_lock=True, wait=False),
+        ):
+            pass
+        assert not _is_locked(tmp_path / "state.db.writers.lock")  # the queue let go
+        assert _busy_timeout(store) == BUSY_TIMEOUT_MS
+        outsider.execute("COMMIT")
+        with store.transaction(write_lock=True, wait=False) as conn:
+            conn.exec_driver_sql("CREATE TABLE written (x INTEGER)")
+        with store.engine.connect() as conn:
+            assert conn.exec_driver_sql("SELECT count(*) FROM written").scalar_one() == 0
+    finally:
+        outsider.close()
         store.close()

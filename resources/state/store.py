@@ -479,7 +479,7 @@ class StateStore:
         claims = select(sensors.c.id, sensors.c.claimed_by).where(sensors.c.id.in_(ids))
         if self.is_postgres:
             claims = claims.order_by(sensors.c.id).with_for_update()  # in id order: no deadlock
-        holder = dict(conn.execute(claims).tuples().all())
+        holder = {sensor_id: by for sensor_id, by in conn.execute(claims)}
         applied = [holder.get(run.sensor_id) == run.worker for run in runs]
         by_columns: dict[tuple[str, ...], list[dict[str, Any]]] = {}
         for (columns, params), ok in zip(prepared.updates, applied, strict=True):

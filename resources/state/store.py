@@ -126,7 +126,8 @@ def _begin(conn: Connection, wait: bool) -> RootTransaction:
     try:
         return conn.begin()
     except OperationalError as exc:
-        if getattr(exc.orig, "sqlite_errorcode", None) == sqlite3.SQLITE_BUSY:
+        # The primary code: an extended one (SQLITE_BUSY_RECOVERY, ...) is busy too.
+        if getattr(exc.orig, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_BUSY:
             raise WriterBusy("another writer holds the state file") from None
         raise
     finally:

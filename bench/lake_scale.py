@@ -13,8 +13,16 @@ run on DuckDB through `Lake.connect()` (the views `catlas sql` opens) and over t
 file with the same SQL:
 
 - latest observation of one sensor (the row an analyst looks up), median over 5 sensors;
-- latest observation of every sensor (`arg_max` per sensor over the whole table);
+- latest observation of every sensor: catlas's `latest_observations` view as hourly
+  compaction leaves it (the kept table updated after the last hour, one newer hour not yet
+  folded in, which the view folds in as it reads); the peer's `arg_max` per sensor over its
+  whole file; both answers must be the same rows (checked) and the `arg_max` over catlas's
+  `observations` view is timed too;
 - meaningful-or-above changes per company per week (`changes` view).
+
+The history is `--rows` observations; one more hour (`--per-hour` rows) is written after
+the kept table's first build, as the hour a tick writes between two compactions. The first
+build (over the whole history) and the hourly update after that hour are timed.
 
 Also: bytes on disk per unchanged observation (a lake of unchanged rows alone, and the
 compressed bytes of each column), the new archive bytes of an unchanged page (the archive
@@ -25,6 +33,7 @@ the `changed` column is stored.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import statistics
@@ -98,13 +107,16 @@ def per_sensor(
 
 
 def chunks(
-    rows: int, sensors: int, per_hour: int, seed: int
+    rows: int, sensors: int, per_hour: int, seed: int, cut: int | None = None
 ) -> Iterator[tuple[pa.Table, pa.Table]]:
-    """(observations, changes) a million rows at a time, in fetch order."""
+    """(observations, changes) a million rows at a time, in fetch order; a chunk begins at
+    row `cut` (the caller acts between the rows before it and those after)."""
     rng = np.random.default_rng(seed)
     fleet = Fleet(sensors, rng)
-    for first in range(0, rows, CHUNK):
-        n = min(CHUNK, rows - first)
+    cut = rows if cut is None else cut
+    starts = [*range(0, cut, CHUNK), *range(cut, rows, CHUNK)]
+    for first, end in itertools.pairwise([*starts, rows]):
+        n = min(CHUNK, end - first)
         index = np.arange(first, first + n, dtype=np.int64)
         sensor_index = index % sensors  # every sensor once per `sensors` rows
         sensor_id = sensor_index + 1
@@ -204,6 +216,13 @@ LATEST_ALL = (
     "SELECT count(*), count(DISTINCT latest) FROM (SELECT sensor_id, "
     "arg_max(outcome, fetched_at) AS latest FROM {obs} GROUP BY sensor_id)"
 )
+LATEST_KEPT = "SELECT count(*), count(DISTINCT outcome) FROM latest_observations"
+# One number for a set of (sensor, observation) rows: two answers are the same rows.
+LATEST_DIGEST = (
+    "SELECT count(*), sum(hash(sensor_id, observation_id)) FROM (SELECT sensor_id, "
+    "arg_max(observation_id, fetched_at) AS observation_id FROM {obs} GROUP BY sensor_id)"
+)
+KEPT_DIGEST = "SELECT count(*), sum(hash(sensor_id, observation_id)) FROM latest_observations"
 WEEKLY = (
     "SELECT count(*), sum(n) FROM (SELECT company_id, date_trunc('week', detected_at) AS week, "
     "count(*) AS n FROM {changes} WHERE kind IN ('meaningful', 'major', 'critical') "
@@ -212,13 +231,14 @@ WEEKLY = (
 
 
 def queries(con: duckdb.DuckDBPyConnection, obs: str, changes: str, sensors: int,
-            repeat: int) -> dict[str, float]:  # fmt: skip
+            repeat: int, latest: str) -> dict[str, float]:  # fmt: skip
+    """The analysts' queries; `latest` answers "the latest observation of every sensor"."""
     picks = [1 + (sensors * k) // 5 for k in range(5)]
     one = statistics.median(
         _timed(lambda s=s: con.execute(LATEST_ONE.format(obs=obs), [s]).fetchall(), repeat)[0]
         for s in picks
     )
-    every, _ = _timed(lambda: con.execute(LATEST_ALL.format(obs=obs)).fetchall(), repeat)
+    every, _ = _timed(lambda: con.execute(latest.format(obs=obs)).fetchall(), repeat)
     weekly, _ = _timed(lambda: con.execute(WEEKLY.format(changes=changes)).fetchall(), repeat)
     return {"latest_one_s": one, "latest_all_s": every, "weekly_changes_s": weekly}
 
@@ -262,7 +282,20 @@ def main() -> None:
         catlas_s = peer_s = 0.0
         peer_writer = peer_changes_writer = None
         unchanged = changed_written = 0
-        for n, (obs, changes) in enumerate(chunks(args.rows, args.sensors, args.per_hour, 16)):
+        build_s = 0.0
+        written = args.rows + args.per_hour
+        rows_so_far = 0
+        for n, (obs, changes) in enumerate(
+            chunks(written, args.sensors, args.per_hour, 16, cut=args.rows)
+        ):
+            if rows_so_far == args.rows:
+                # The history is written: the kept table's first build, as a compaction
+                # would make it; the hour after it is a tick's, not yet folded in.
+                t0 = time.perf_counter()
+                built = lake.update_latest()
+                build_s = time.perf_counter() - t0
+                print(f"kept table built: {built.rows:,} rows in {build_s:.1f} s", flush=True)
+            rows_so_far += obs.num_rows
             unchanged += int(pc.sum(pc.equal(obs.column("outcome"), "unchanged")).as_py())
             changed_written += int(pc.sum(obs.column("changed")).as_py())
             obs = obs.cast(pa.schema([OBSERVATIONS.schema.field(c) for c in obs.column_names]))
@@ -298,11 +331,29 @@ def main() -> None:
         stored = con.execute(
             "SELECT count(*), count(*) FILTER (changed) FROM observations"
         ).fetchone()
-        catlas_q = queries(con, "observations", "changes", args.sensors, args.repeat)
+        catlas_q = queries(con, "observations", "changes", args.sensors, args.repeat, LATEST_KEPT)
+        history_s, _ = _timed(
+            lambda: con.execute(LATEST_ALL.format(obs="observations")).fetchall(), args.repeat
+        )
+        kept_answer = con.execute(KEPT_DIGEST).fetchone()
+        history_answer = con.execute(LATEST_DIGEST.format(obs="observations")).fetchone()
+        t0 = time.perf_counter()
+        hourly = lake.update_latest()
+        update_s = time.perf_counter() - t0
+        con.close()
+        con = lake.connect()
+        folded_s, _ = _timed(lambda: con.execute(LATEST_KEPT).fetchall(), args.repeat)
+        folded_answer = con.execute(KEPT_DIGEST).fetchone()
         peer_con = duckdb.connect()
         peer_con.execute(f"CREATE VIEW observations AS SELECT * FROM read_parquet('{peer_file}')")
         peer_con.execute(f"CREATE VIEW changes AS SELECT * FROM read_parquet('{peer_changes}')")
-        peer_q = queries(peer_con, "observations", "changes", args.sensors, args.repeat)
+        peer_q = queries(peer_con, "observations", "changes", args.sensors, args.repeat, LATEST_ALL)
+        peer_answer = peer_con.execute(LATEST_DIGEST.format(obs="observations")).fetchone()
+        if not kept_answer == folded_answer == history_answer == peer_answer:
+            raise SystemExit(
+                "latest_observations disagrees with the history: "
+                f"{kept_answer} {folded_answer} {history_answer} {peer_answer}"
+            )
         catlas_bytes = lake_bytes(root / "lake", "observations")
         peer_bytes = peer_file.stat().st_size
 
@@ -329,11 +380,19 @@ def main() -> None:
         "rows": args.rows,
         "sensors": args.sensors,
         "per_hour": args.per_hour,
-        "unchanged_share": unchanged / args.rows,
+        "unchanged_share": unchanged / written,
+        "rows_written": written,
         "catlas_write_s": catlas_s,
         "peer_write_s": peer_s,
-        "catlas_rows_per_s": args.rows / catlas_s,
-        "peer_rows_per_s": args.rows / peer_s,
+        "catlas_rows_per_s": written / catlas_s,
+        "peer_rows_per_s": written / peer_s,
+        "latest_build_s": build_s,
+        "latest_hourly_update_s": update_s,
+        "latest_hourly_update_files": hourly.files_folded,
+        "latest_rows": hourly.rows,
+        "latest_bytes": hourly.bytes,
+        "catlas_latest_all_history_s": history_s,
+        "catlas_latest_all_folded_s": folded_s,
         "files": len(files),
         "row_groups": len(groups),
         "row_group_rows_min": min(groups),
@@ -342,8 +401,8 @@ def main() -> None:
         "rows_read_back": stored[0],
         "changed_rows_written": changed_written,
         "changed_rows_read_back": stored[1],
-        "catlas_bytes_per_row": catlas_bytes / args.rows,
-        "peer_bytes_per_row": peer_bytes / args.rows,
+        "catlas_bytes_per_row": catlas_bytes / written,
+        "peer_bytes_per_row": peer_bytes / written,
         "catlas_bytes_per_unchanged": per_unchanged,
         "peer_bytes_per_unchanged": peer_per_unchanged,
         "unchanged_bytes_by_column": by_column,

@@ -37,6 +37,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from catlas_assets.errors import StorageError
+from resources import lake_latest
 from resources.lake_batches import to_arrow
 from resources.lake_tables import DIMENSIONS, JSON_COLUMNS, TABLES, Dimension, LakeTable
 from resources.storage import Storage, process_threads
@@ -102,9 +103,12 @@ class Lake:
         self.locks: PartitionLocks = locks or ProcessLocks()
 
     def _lock(self, table: str, partition: str) -> AbstractContextManager[Callable[[], None]]:
+        return self.locks.hold(self.lock_name(f"{table}/{partition}"))
+
+    def lock_name(self, what: str) -> str:
         # Named after the lake too: two lakes sharing a state store do not wait for each other.
         digest = hashlib.sha256(self.storage.uri("").encode()).hexdigest()[:8]
-        return self.locks.hold(f"lake:{digest}:{table}/{partition}")
+        return f"lake:{digest}:{what}"
 
     @staticmethod
     def table(name: str) -> LakeTable:
@@ -154,9 +158,9 @@ class Lake:
         # on every core: pyarrow encodes without the interpreter lock, one file per thread.
         if len(parts) > 1:
             cores = len(os.sched_getaffinity(0))
-            blobs = list(process_threads("catlas-parquet", cores).map(_to_parquet, parts))
+            blobs = list(process_threads("catlas-parquet", cores).map(to_parquet, parts))
         else:
-            blobs = [_to_parquet(parts[0])]
+            blobs = [to_parquet(parts[0])]
         written, items = [], []
         for begin, part, blob in zip(cuts, parts, blobs, strict=False):
             partition = partition_of(datetime.fromtimestamp(int(hours[begin]) * 3600, UTC))
@@ -177,7 +181,7 @@ class Lake:
         partition holds.
         """
         table = self.table(table_name)
-        data = _to_parquet(to_arrow(table, list(rows)))
+        data = to_parquet(to_arrow(table, list(rows)))
         key = f"{table.name}/{partition}/replaced-{uuid.uuid4().hex[:16]}.parquet"
         with self._lock(table.name, partition) as confirm:
             old = self.files(table_name, partition)
@@ -337,13 +341,13 @@ class Lake:
             return self._unmerged(table_name, partition, keys)
         merged = self.read(table_name, partition)
         before = merged.num_rows
-        merged = _dedupe(merged, table).sort_by(
+        merged = dedupe(merged, table).sort_by(
             [(table.time_column, "ascending"), (table.id_column, "ascending")]
         )
         names = [posixpath.basename(k) for k in keys]
         digest = hashlib.sha256("\n".join(names).encode()).hexdigest()[:16]
         meta = {REPLACES_KEY: json.dumps(names).encode()}
-        data = _to_parquet(merged.replace_schema_metadata(meta))
+        data = to_parquet(merged.replace_schema_metadata(meta))
         target = f"{table.name}/{partition}/compacted-{digest}.parquet"
         self._swap(table.name, partition, keys, target, data, confirm)
         return Compaction(
@@ -362,7 +366,7 @@ class Lake:
         for key in keys:
             if not posixpath.basename(key).startswith("compacted-"):
                 continue
-            meta = pq.read_schema(io.BytesIO(self.storage.read(key))).metadata or {}
+            meta = self.parquet_schema(key).metadata or {}
             replaced = set(json.loads(meta.get(REPLACES_KEY, b"[]")))
             stale += [k for k in keys if k != key and posixpath.basename(k) in replaced]
         if stale:
@@ -373,12 +377,14 @@ class Lake:
                 table, partition, {**hidden, **{posixpath.basename(k): now for k in stale}}
             )
 
+    def parquet_schema(self, key: str) -> pa.Schema:
+        """One file's schema and metadata, from its footer alone."""
+        with self.storage.open(key) as handle:
+            return pq.read_schema(handle)
+
     def file_schemas(self, table_name: str, partition: str) -> list[tuple[str, pa.Schema]]:
         """The Parquet schema of each file of one partition (for the schema check)."""
-        return [
-            (key, pq.read_schema(io.BytesIO(self.storage.read(key))))
-            for key in self.files(table_name, partition)
-        ]
+        return [(key, self.parquet_schema(key)) for key in self.files(table_name, partition)]
 
     # -- dimensions -------------------------------------------------------------------------
     @staticmethod
@@ -394,7 +400,7 @@ class Lake:
         """Replace the snapshot of one dimension for one UTC day (``YYYY-MM-DD``)."""
         spec = self.dimension(name)
         rows = list(rows)
-        data = _to_parquet(to_arrow(spec, rows))
+        data = to_parquet(to_arrow(spec, rows))
         key = f"{spec.name}/date={day}/{spec.name}.parquet"
         self.storage.write_atomic(key, data)
         return WrittenFile(spec.name, key, len(rows), len(data), f"date={day}")
@@ -427,16 +433,12 @@ class Lake:
         ``changes.status`` reads ``delivered`` once ``change_deliveries`` says so (the
         status the row was written with stays as ``status_at_write``).
         """
-        con = duckdb.connect(
-            ":memory:",
-            config={"autoinstall_known_extensions": False, "autoload_known_extensions": False},
-        )
-        if self.storage.is_s3:
-            # No httpfs offline: DuckDB reads s3:// through the registered fsspec filesystem.
-            con.register_filesystem(self.storage.fs)
+        con = self.duckdb()
         for name, table in TABLES.items():
             source = "changes_written" if name == "changes" else name
             keys = self.files(name)
+            if name == "observations":
+                self._latest_view(con, keys)
             if keys:
                 self._view(con, source, table.schema, keys)
                 if table.daily_state:
@@ -456,6 +458,29 @@ class Lake:
         )
         return con
 
+    def duckdb(self) -> duckdb.DuckDBPyConnection:
+        """A DuckDB connection that reads this lake's files (no views)."""
+        con = duckdb.connect(
+            ":memory:",
+            config={"autoinstall_known_extensions": False, "autoload_known_extensions": False},
+        )
+        if self.storage.is_s3:
+            # No httpfs offline: DuckDB reads s3:// through the registered fsspec filesystem.
+            con.register_filesystem(self.storage.fs)
+        return con
+
+    def _latest_view(self, con: duckdb.DuckDBPyConnection, observation_keys: list[str]) -> None:
+        """`latest_observations`: each sensor's latest observation (`resources/lake_latest.py`)."""
+        query = lake_latest.source_sql(self, con, observation_keys)
+        if query is None:
+            _empty_table(con, "latest_observations", lake_latest.SCHEMA, "")
+        else:
+            con.execute(f"CREATE VIEW latest_observations AS {query}")
+
+    def update_latest(self, grace_s: float = HIDDEN_GRACE_S) -> lake_latest.LatestUpdate:
+        """Fold the observation files written since into the kept latest-observation table."""
+        return lake_latest.update(self, grace_s)
+
     def _view(
         self,
         con: duckdb.DuckDBPyConnection,
@@ -463,7 +488,18 @@ class Lake:
         schema: pa.Schema,
         keys: list[str],
     ) -> None:
-        """`view` over the files `keys`, with every column `schema` declares.
+        """`view` over the files `keys` of a partitioned table (`source_sql`)."""
+        con.execute(f"CREATE VIEW {view} AS {self.source_sql(con, schema, keys)}")
+
+    def source_sql(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        schema: pa.Schema,
+        keys: list[str],
+        *,
+        hive: bool = True,
+    ) -> str:
+        """A query over the files `keys` (at least one), with every column `schema` declares.
 
         The view names its files rather than a glob: a glob would also match the files a
         replacement hid (and the new one before it is shown), so the connection keeps the
@@ -474,13 +510,15 @@ class Lake:
         for the current schema run on an older lake.
         """
         uris = ", ".join(_quote(self.storage.uri(k)) for k in keys)
-        source = (
-            f"read_parquet([{uris}], hive_partitioning = true, union_by_name = true, "
-            "hive_types = {'date': DATE, 'hour': INTEGER})"
+        partitioning = (
+            "hive_partitioning = true, hive_types = {'date': DATE, 'hour': INTEGER}"
+            if hive
+            else "hive_partitioning = false"
         )
+        source = f"read_parquet([{uris}], {partitioning}, union_by_name = true)"
         # The newest file is written by the current code: only when it lacks a column is
         # the union of every file's columns read.
-        newest = pq.read_schema(io.BytesIO(self.storage.read(max(keys)))).names
+        newest = self.parquet_schema(max(keys)).names
         present = set(newest)
         if not set(schema.names) <= present:
             present = {row[0] for row in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
@@ -493,7 +531,7 @@ class Lake:
             f", NULL::{'JSON' if f.name in JSON_COLUMNS else duck_type} AS {f.name}"
             for f, duck_type in zip(missing, _duckdb_types(con, missing), strict=True)
         )
-        con.execute(f"CREATE VIEW {view} AS SELECT *{replace}{nulls} FROM {source}")
+        return f"SELECT *{replace}{nulls} FROM {source}"
 
     def _dimension_views(self, con: duckdb.DuckDBPyConnection, name: str) -> None:
         spec = self.dimension(name)
@@ -523,7 +561,8 @@ def _empty_table(
 ) -> None:
     empty = schema.empty_table()  # noqa: F841 - read by name below
     replace = _json_replace(schema)
-    con.execute(f"CREATE TABLE {name} AS SELECT *{replace}, {partition_columns} FROM empty")
+    extra = f", {partition_columns}" if partition_columns else ""
+    con.execute(f"CREATE TABLE {name} AS SELECT *{replace}{extra} FROM empty")
 
 
 def _duckdb_types(con: duckdb.DuckDBPyConnection, schema: pa.Schema) -> list[str]:
@@ -549,7 +588,7 @@ def _conform(part: pa.Table, schema: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays(columns, schema=schema).cast(schema)
 
 
-def _to_parquet(table: pa.Table) -> bytes:
+def to_parquet(table: pa.Table) -> bytes:
     dictionary, statistics = _encodings(tuple(table.schema.names))
     sink = io.BytesIO()
     pq.write_table(
@@ -585,7 +624,8 @@ def _encodings(names: tuple[str, ...]) -> tuple[list[str], list[str]]:
 _UNIQUE_TEXT = frozenset({"url", "final_url", "etag", "last_modified"})
 
 
-def _dedupe(table: pa.Table, spec: LakeTable) -> pa.Table:
+def dedupe(table: pa.Table, spec: LakeTable) -> pa.Table:
+    """One row per id: the first of each."""
     seen: set[str] = set()
     keep = []
     for index, row_id in enumerate(table.column(spec.id_column).to_pylist()):

@@ -21,7 +21,7 @@ import weakref
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import aiohttp
 import fsspec
@@ -236,6 +236,13 @@ class Storage:
             data = self.fs.cat_file(self._path(key))
         assert isinstance(data, bytes)
         return data
+
+    @contextlib.contextmanager
+    def open(self, key: str) -> Iterator[BinaryIO]:
+        """A key opened for reading in place: a reader that seeks (a Parquet footer) reads
+        only what it needs, a range request on S3."""
+        with self._io(), self.fs.open(self._path(key), "rb") as handle:
+            yield handle
 
     def exists(self, key: str) -> bool:
         if not self.is_s3:

@@ -1,4 +1,5 @@
-"""Hourly lake compaction: flush the outbox, then merge each table's hour into one file."""
+"""Hourly lake compaction: flush the outbox, merge each table's hour into one file, then
+fold the new observation files into the kept latest-observation table."""
 
 from __future__ import annotations
 
@@ -19,9 +20,12 @@ def compact_partition(
     # files were merged (which would bring a row back twice until the next compaction).
     lake_sync.flush(runtime)
     results = []
-    for name in tables or tuple(TABLES):
+    names = tables or tuple(TABLES)
+    for name in names:
         if partition in runtime.lake.partitions(name):
             results.append(runtime.lake.compact(name, partition))
+    if "observations" in names:
+        runtime.lake.update_latest()
     return results
 
 
@@ -32,6 +36,7 @@ def compact_all(runtime: Runtime) -> list[Compaction]:
     for name in TABLES:
         for partition in runtime.lake.partitions(name):
             results.append(runtime.lake.compact(name, partition))
+    runtime.lake.update_latest()
     dimensions.export_dimensions(runtime)
     return results
 
@@ -65,6 +70,8 @@ def compact_hours(runtime: Runtime, partitions: Sequence[str], table: str) -> li
             rows = files = size = dropped = 0
         outcomes = _outcomes(runtime, partition) if table == "observations" else {}
         figures.append(HourFigures(partition, rows, files, size, dropped, outcomes))
+    if table == "observations":
+        runtime.lake.update_latest()
     return figures
 
 

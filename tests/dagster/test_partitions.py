@@ -21,6 +21,7 @@ from catlas_assets.services.runtime import Runtime
 from catlas_assets.services.sensor_run import run_one
 from catlas_assets.settings import Settings
 from fixture_web import DEFAULT_NOW, FixtureWeb
+from resources import lake_latest
 from sensors_dag.jobs import crawl_tick
 
 HOUR = DEFAULT_NOW.replace(minute=0, second=0, microsecond=0)
@@ -82,6 +83,22 @@ def test_a_range_run_stamps_each_hour_with_its_own_figures(
     assert mats[("snapshots", KEYS[1])]["rows"].value == 2
     assert mats[("snapshots", KEYS[3])]["rows"].value == 0
     assert mats[("observations", KEYS[0])]["bytes"].value == 0
+
+    # The observations asset folded every compacted hour into the kept latest table.
+    runtime = configured.build()
+    try:
+        kept = lake_latest.kept_files(runtime.lake)
+        assert kept and lake_latest.covers(runtime.lake, kept[-1]) == set(
+            runtime.lake.files("observations")
+        )
+        con = runtime.lake.connect()
+        latest = con.execute(
+            "SELECT outcome FROM latest_observations ORDER BY fetched_at"
+        ).fetchall()
+        con.close()
+    finally:
+        runtime.close()
+    assert latest == [("ok",), ("unchanged",)]  # one row per sensor, the forced re-run last
     assert mats[("observations", KEYS[1])]["bytes"].value > 0
 
     # One evaluation per hour for each check, plus the range's verdict.

@@ -334,8 +334,9 @@ def test_every_table_is_queryable_even_with_no_files_and_typed(local_lake: Lake)
         row[0] for row in con.execute("SELECT table_name FROM information_schema.tables").fetchall()
     }
     dimensions = set(DIMENSIONS) | {f"{d}_history" for d in DIMENSIONS}
-    # `changes` is a view over the rows as written (`changes_written`) and the deliveries.
-    assert names == set(TABLES) | dimensions | {"changes_written"}
+    # `changes` is a view over the rows as written (`changes_written`) and the deliveries;
+    # `latest_observations` each sensor's latest row (tests/lake/test_lake_latest.py).
+    assert names == set(TABLES) | dimensions | {"changes_written", "latest_observations"}
     for name, spec in TABLES.items():
         assert con.execute(f"SELECT count(*) FROM {name}").fetchone() == (0,)
         columns = _columns(con, name)

@@ -35,7 +35,7 @@ CLAIM_TIMEOUT_S = 900
 # Tables every sensor run rewrites or queues through; each should carry its own
 # autovacuum threshold (0004_hot_tables) rather than PostgreSQL's 20 %-of-the-table default.
 HOT_TABLES = ("sensors", "lake_outbox", "crawl_runs", "cost_ledger", "connectors",
-              "domain_budgets", "task_leases", "change_inbox", "queue_jobs")  # fmt: skip
+              "domain_budgets", "task_leases", "change_inbox", "queue_jobs", "webpages")  # fmt: skip
 
 PEER_CLAIM = (
     "UPDATE sensors SET claimed_at = %(now)s, claimed_by = %(worker)s WHERE id IN ("

@@ -45,16 +45,17 @@ def prune_dagster_runs(context: dg.OpExecutionContext, catlas: CatlasResource) -
 @dg.op(description="Merge every lake partition's small files into one (under its lease).")
 def compact_small_files(context: dg.OpExecutionContext, catlas: CatlasResource) -> int:
     with periodic.leased(catlas.runtime, "lake_compaction"):
-        results = compaction.compact_all(catlas.runtime)
-    merged = [r for r in results if r.files_before > 1]
+        done = compaction.compact_all(catlas.runtime)
     context.add_output_metadata(
         {
-            "partitions_checked": len(results),
-            "partitions_compacted": len(merged),
-            "files_merged": sum(r.files_before for r in merged),
+            "partitions_checked": len(done.partitions),
+            "partitions_compacted": len(done.merged),
+            "files_merged": sum(r.files_before for r in done.merged),
+            "latest_observations_rows": done.latest.rows,
+            "latest_observations_files_folded": done.latest.files_folded,
         }
     )
-    return len(merged)
+    return len(done.merged)
 
 
 @dg.job(

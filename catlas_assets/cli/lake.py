@@ -139,9 +139,8 @@ def _readline(history: str):  # type: ignore[no-untyped-def]
 @cli.command("compact")
 @pass_context
 def compact(obj: Context) -> None:
-    """Flush pending lake rows, compact every hour partition, snapshot the dimensions."""
+    """Flush pending lake rows, compact every hour partition, update latest_observations,
+    snapshot the dimensions."""
     from catlas_assets.services.compaction import compact_all
 
-    results = compact_all(obj.runtime)
-    merged = [r for r in results if r.files_before > 1]
-    console.print(f"{len(results)} partitions checked, {len(merged)} compacted")
+    console.print(compact_all(obj.runtime).summary())

@@ -10,6 +10,7 @@ from catlas_assets.domain.vocabulary import Outcome
 from catlas_assets.services import dimensions, lake_sync
 from catlas_assets.services.runtime import Runtime
 from resources.lake import Compaction
+from resources.lake_latest import LatestUpdate
 from resources.lake_tables import TABLES
 
 
@@ -29,16 +30,38 @@ def compact_partition(
     return results
 
 
-def compact_all(runtime: Runtime) -> list[Compaction]:
-    """Flush, compact every hour of every table, then snapshot the dimensions for today."""
+@dataclass(frozen=True)
+class CompactionRun:
+    """What `compact_all` did: each table-hour checked, and the kept latest table's update."""
+
+    partitions: list[Compaction]
+    latest: LatestUpdate
+
+    @property
+    def merged(self) -> list[Compaction]:
+        return [p for p in self.partitions if p.files_before > 1]
+
+    def summary(self) -> str:
+        text = f"{len(self.partitions)} partition(s) checked, {len(self.merged)} compacted"
+        if self.latest.key is not None:
+            text += (
+                f"; latest_observations: {self.latest.rows} sensor(s), "
+                f"{self.latest.files_folded} new file(s) folded in"
+            )
+        return text
+
+
+def compact_all(runtime: Runtime) -> CompactionRun:
+    """Flush, compact every hour of every table, fold the new observation files into the
+    kept latest table, then snapshot the dimensions for today."""
     lake_sync.flush(runtime)
     results = []
     for name in TABLES:
         for partition in runtime.lake.partitions(name):
             results.append(runtime.lake.compact(name, partition))
-    runtime.lake.update_latest()
+    latest = runtime.lake.update_latest()
     dimensions.export_dimensions(runtime)
-    return results
+    return CompactionRun(results, latest)
 
 
 @dataclass(frozen=True)

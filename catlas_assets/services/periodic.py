@@ -73,9 +73,7 @@ def _stale_claims(runtime: Runtime) -> str:
 
 
 def _compaction(runtime: Runtime) -> str:
-    results = compact_all(runtime)
-    merged = sum(1 for r in results if r.files_before > 1)
-    return f"{len(results)} partition(s) checked, {merged} compacted"
+    return compact_all(runtime).summary()
 
 
 def _repair(runtime: Runtime) -> str:

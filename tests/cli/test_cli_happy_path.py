@@ -110,6 +110,8 @@ def test_first_session_from_empty_state_to_compacted_lake(catlas: Catlas, tmp_pa
     assert len(before) == 2, before
     compacted = catlas.ok("compact")
     assert "compacted" in compacted.out
+    # one sensor, its two observations' files (the one compacted file is new to the table)
+    assert "latest_observations: 1 sensor(s), 1 new file(s) folded in" in compacted.out
     # the merged inputs stay on disk, hidden, for readers that listed them before
     after = Lake(Storage(str(state / "lake"))).files("observations")
     assert len(after) == 1 and "/compacted-" in after[0], after

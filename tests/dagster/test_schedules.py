@@ -103,6 +103,15 @@ def test_maintenance_merges_an_hours_small_files(
             instance=instance, resources={"catlas": resource}
         )
     assert result.success and result.output_for_node("compact_small_files") >= 1
+    (step,) = [
+        e
+        for e in result.all_events
+        if e.is_successful_output and e.step_key == "compact_small_files"
+    ]
+    metadata = step.event_specific_data.metadata  # type: ignore[union-attr]
+    # The merged hour was folded into the kept latest table: one sensor.
+    assert metadata["latest_observations_rows"].value == 1
+    assert metadata["latest_observations_files_folded"].value == 1
     runtime = resource.build()
     try:
         assert len(runtime.lake.files("observations", hour)) == 1

@@ -498,6 +498,7 @@ class Lake:
         keys: list[str],
         *,
         hive: bool = True,
+        filename: bool = False,
     ) -> str:
         """A query over the files `keys` (at least one), with every column `schema` declares.
 
@@ -515,7 +516,8 @@ class Lake:
             if hive
             else "hive_partitioning = false"
         )
-        source = f"read_parquet([{uris}], {partitioning}, union_by_name = true)"
+        named = ", filename = true" if filename else ""  # each row's file, as `filename`
+        source = f"read_parquet([{uris}], {partitioning}, union_by_name = true{named})"
         # The newest file is written by the current code: only when it lacks a column is
         # the union of every file's columns read.
         newest = self.parquet_schema(max(keys)).names
@@ -589,7 +591,7 @@ def _conform(part: pa.Table, schema: pa.Schema) -> pa.Table:
 
 
 def to_parquet(table: pa.Table) -> bytes:
-    dictionary, statistics = _encodings(tuple(table.schema.names))
+    dictionary, statistics = parquet_encodings(tuple(table.schema.names))
     sink = io.BytesIO()
     pq.write_table(
         table,
@@ -606,7 +608,7 @@ _KEPT_IDS = frozenset({"sensor_id", "company_id", "webpage_id", "run_id"})
 
 
 @lru_cache(maxsize=64)
-def _encodings(names: tuple[str, ...]) -> tuple[list[str], list[str]]:
+def parquet_encodings(names: tuple[str, ...]) -> tuple[list[str], list[str]]:
     """The columns worth a dictionary, and those worth min/max statistics.
 
     A content hash, an object key, a URL or a JSON document is all but unique in a file:

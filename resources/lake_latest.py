@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import posixpath
 import time
 import uuid
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
-import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from resources.lake_tables import OBSERVATIONS
 
@@ -39,6 +40,9 @@ if TYPE_CHECKING:
 
 FOLDER = "latest_observations"
 COVERS_KEY = b"catlas.covers"
+# A row group per batch: sorted by sensor, a lookup reads the one whose min/max hold it.
+BATCH_ROWS = 131_072
+MEMORY_LIMIT = "1GB"  # DuckDB's, for an update: sorting a million sensors' rows spills past it
 # The observation columns, then the partition an analyst filters the history by.
 SCHEMA = OBSERVATIONS.schema.append(pa.field("date", pa.date32())).append(
     pa.field("hour", pa.int32())
@@ -114,15 +118,16 @@ def _folded(kept: str, fresh: str) -> str:
 
 
 def _first_build(every: str) -> str:
-    """The reduction of every file, for the table's first build: the winners' ids from the
+    """The reduction of every file, for the table's first build: the winners from the
     four columns that decide, then their whole rows (a third of the time of a window over
     whole rows). The files are read twice: DuckDB would keep `e`, used twice, in memory,
-    for 5× the time. A row written twice (two files of an hour not yet compacted) comes
-    back twice."""
-    narrow = f"SELECT sensor_id, webpage_id, fetched_at, observation_id FROM e {LATEST}"
+    for 5× the time. A winner is one row of one file: a row written twice (two files of an
+    hour not yet compacted) is kept once."""
+    narrow = f"SELECT sensor_id, webpage_id, fetched_at, observation_id, filename FROM e {LATEST}"
     return (
         f"WITH e AS NOT MATERIALIZED ({every}), w AS ({narrow}) "
-        "SELECT * FROM e WHERE observation_id IN (SELECT observation_id FROM w)"
+        "SELECT e.* EXCLUDE (filename) FROM e SEMI JOIN w "
+        "ON e.observation_id = w.observation_id AND e.filename = w.filename"
     )
 
 
@@ -133,7 +138,7 @@ def update(lake: Lake, grace_s: float) -> LatestUpdate:
     (one would otherwise drop the other's folded files from its covers, which only costs
     a later refold, but the lease keeps the work done once).
     """
-    from resources.lake import dedupe, to_parquet  # the lake imports this module for views
+    from resources.lake import parquet_encodings  # the lake imports this module for views
 
     with lake.locks.hold(lake.lock_name(FOLDER)) as confirm:
         observation_keys = lake.files(OBSERVATIONS.name)
@@ -142,41 +147,44 @@ def update(lake: Lake, grace_s: float) -> LatestUpdate:
         fresh = [k for k in observation_keys if k not in covered]
         if not fresh:
             return LatestUpdate(None, 0, 0, 0, _collect(lake, kept, grace_s, confirm))
+        # Later than every kept name even if this host's clock is behind the last writer's.
+        last = _stamp(kept[-1]) if kept else 0
+        stamp = max(int(time.time() * 1000), last + 1)
+        key = f"{FOLDER}/latest-{stamp:013d}-{uuid.uuid4().hex[:8]}.parquet"
+        names = json.dumps(sorted(k.split("/", 1)[1] for k in observation_keys))
         con = lake.duckdb()
         try:
             if kept:
                 query = source_sql(lake, con, observation_keys)
             else:
-                query = _first_build(lake.source_sql(con, OBSERVATIONS.schema, observation_keys))
-            table = con.sql(
-                f"SELECT * FROM ({query}) ORDER BY sensor_id, webpage_id"
-            ).to_arrow_table()
+                every = lake.source_sql(con, OBSERVATIONS.schema, observation_keys, filename=True)
+                query = _first_build(every)
+            columns = ", ".join(SCHEMA.names)
+            con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")  # what is past it spills
+            batches = con.sql(
+                f"SELECT {columns} FROM ({query}) ORDER BY sensor_id, webpage_id"
+            ).to_arrow_reader(BATCH_ROWS)
+            meta = SCHEMA.with_metadata({COVERS_KEY: names.encode()})
+            confirm()
+            # One batch at a time, one row group each: the table never sits whole in memory.
+            rows = 0
+            with lake.storage.staged_file(key) as path:
+                dictionary, statistics = parquet_encodings(tuple(SCHEMA.names))
+                with pq.ParquetWriter(
+                    path,
+                    meta,
+                    compression="zstd",
+                    use_dictionary=dictionary,
+                    write_statistics=statistics,
+                ) as writer:
+                    for batch in batches:
+                        writer.write_batch(batch.cast(SCHEMA))
+                        rows += batch.num_rows
+                size = os.path.getsize(path)
         finally:
             con.close()
-        if pc.count_distinct(table.column("observation_id")).as_py() < table.num_rows:
-            table = dedupe(table, OBSERVATIONS)
-        names = sorted(k.split("/", 1)[1] for k in observation_keys)
-        table = _conform(table).replace_schema_metadata({COVERS_KEY: json.dumps(names).encode()})
-        data = to_parquet(table)
-        # Later than every kept name even if this host's clock is behind the last writer's.
-        last = _stamp(kept[-1]) if kept else 0
-        stamp = max(int(time.time() * 1000), last + 1)
-        key = f"{FOLDER}/latest-{stamp:013d}-{uuid.uuid4().hex[:8]}.parquet"
-        confirm()
-        lake.storage.write_atomic(key, data)
         deleted = _collect(lake, [*kept, key], grace_s, confirm)
-        return LatestUpdate(key, table.num_rows, len(fresh), len(data), deleted)
-
-
-def _conform(table: pa.Table) -> pa.Table:
-    """Every column of `SCHEMA`, typed as declared (a column no file had yet is null)."""
-    columns = [
-        table.column(f.name).cast(f.type)
-        if f.name in table.column_names
-        else pa.nulls(table.num_rows, f.type)
-        for f in SCHEMA
-    ]
-    return pa.Table.from_arrays(columns, schema=SCHEMA)
+        return LatestUpdate(key, rows, len(fresh), size, deleted)
 
 
 def _stamp(key: str) -> int:

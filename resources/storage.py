@@ -15,6 +15,7 @@ import os
 import re
 import secrets
 import socket
+import tempfile
 import threading
 import time
 import weakref
@@ -154,22 +155,12 @@ class Storage:
                 for key, data in items:
                     self.fs.pipe_file(self._path(key), data)
             return
-        # The writer's host and pid in the name: a later worker can tell a dead one's leftover.
-        owner = f"{socket.gethostname()}~{os.getpid()}"
-        tmp_folder = os.path.join(self.root, TMP_FOLDER)
         written: list[tuple[str, str, int]] = []  # (temp, final path, open descriptor)
         try:
             for key, data in items:
                 path = self._path(key)
                 self._ensure_folder(os.path.dirname(path))  # fails before anything is renamed
-                tmp = os.path.join(
-                    tmp_folder, f".{os.path.basename(path)}.{owner}.{secrets.token_hex(4)}.tmp"
-                )
-                try:
-                    fd = os.open(tmp, _CREATE, 0o644)
-                except FileNotFoundError:  # the lake's first write (one syscall otherwise)
-                    os.makedirs(tmp_folder, exist_ok=True)
-                    fd = os.open(tmp, _CREATE, 0o644)
+                tmp, fd = self._temp_file(path)
                 written.append((tmp, path, fd))
                 _write_all(fd, data)
             # fdatasync flushes the bytes and the size a reader needs, not the times: the
@@ -190,6 +181,51 @@ class Storage:
             except FileNotFoundError:  # its folder was removed since it was made
                 os.makedirs(os.path.dirname(path), exist_ok=True)
                 os.replace(tmp, path)
+
+    def _temp_file(self, path: str) -> tuple[str, int]:
+        """A new temp file for `path` in the lake's temp folder (same file system: the
+        rename is atomic), open for writing. The writer's host and pid are in its name: a
+        later worker can tell a dead one's leftover (`stale_tmp_files`)."""
+        owner = f"{socket.gethostname()}~{os.getpid()}"
+        tmp_folder = os.path.join(self.root, TMP_FOLDER)
+        tmp = os.path.join(
+            tmp_folder, f".{os.path.basename(path)}.{owner}.{secrets.token_hex(4)}.tmp"
+        )
+        try:
+            return tmp, os.open(tmp, _CREATE, 0o644)
+        except FileNotFoundError:  # the lake's first write (one syscall otherwise)
+            os.makedirs(tmp_folder, exist_ok=True)
+            return tmp, os.open(tmp, _CREATE, 0o644)
+
+    @contextlib.contextmanager
+    def staged_file(self, key: str) -> Iterator[str]:
+        """A local path for a writer that makes a file itself (DuckDB's `COPY`), too large
+        to hold in memory: once the body returns, the file becomes `key` as `write_atomic`
+        makes one (flushed, then renamed; one upload on S3). The body raising leaves
+        nothing behind."""
+        if self.is_s3:
+            with tempfile.TemporaryDirectory(prefix="catlas-stage-") as folder:
+                local = os.path.join(folder, os.path.basename(key))
+                yield local
+                with self._io():
+                    self.fs.put_file(local, self._path(key))
+            return
+        path = self._path(key)
+        self._ensure_folder(os.path.dirname(path))
+        tmp, fd = self._temp_file(path)
+        os.close(fd)  # the writer opens the path itself
+        try:
+            yield tmp
+            fd = os.open(tmp, os.O_RDONLY)
+            try:
+                os.fdatasync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.remove(tmp)
+            raise
 
     def _ensure_folder(self, folder: str) -> None:
         """Make `folder` once per process (a set lookup afterwards, not a syscall)."""

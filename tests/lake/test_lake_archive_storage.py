@@ -157,3 +157,27 @@ def test_a_batch_that_fails_makes_none_of_its_objects_visible(
 
     assert not (lake_root / "a" / "one").exists()
     assert not [p for p in lake_root.rglob("*.tmp")]
+
+
+def test_a_staged_file_becomes_its_key_only_when_written(
+    local_storage: Storage, lake_root: Path
+) -> None:
+    with local_storage.staged_file("big/one.parquet") as path:
+        assert path.endswith(".tmp") and "/.writes/" in path  # beside the lake: one rename
+        Path(path).write_bytes(b"written by another writer")
+        assert not local_storage.exists("big/one.parquet")
+    assert local_storage.read("big/one.parquet") == b"written by another writer"
+    assert not [p for p in lake_root.rglob("*.tmp")]
+
+
+def test_a_staged_file_whose_writer_fails_leaves_nothing(
+    local_storage: Storage, lake_root: Path
+) -> None:
+    with (
+        pytest.raises(RuntimeError, match="writer failed"),
+        local_storage.staged_file("big/two.parquet") as path,
+    ):
+        Path(path).write_bytes(b"half")
+        raise RuntimeError("writer failed")
+    assert not local_storage.exists("big/two.parquet")
+    assert not [p for p in lake_root.rglob("*.tmp")]

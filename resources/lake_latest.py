@@ -100,8 +100,9 @@ def source_sql(
 
 
 # Each side keeps a row unless the other has a later one for the same sensor: two anti
-# joins whose hash tables are the new rows' (a window over both sides sorts them all, 2× the
-# time). A row in both (a compacted file the table already folded) is kept once, the table's.
+# joins whose hash tables are the new rows' (a window over both sides sorts them all: 1.7×
+# the time). A row in both (a compacted file the table already folded) is kept once, the
+# table's.
 _SAME = "k.sensor_id IS NOT DISTINCT FROM f.sensor_id AND k.webpage_id IS NOT DISTINCT FROM f.webpage_id"
 _F_LATER = (
     "(f.fetched_at > k.fetched_at OR "

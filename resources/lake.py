@@ -158,9 +158,9 @@ class Lake:
         # on every core: pyarrow encodes without the interpreter lock, one file per thread.
         if len(parts) > 1:
             cores = len(os.sched_getaffinity(0))
-            blobs = list(process_threads("catlas-parquet", cores).map(to_parquet, parts))
+            blobs = list(process_threads("catlas-parquet", cores).map(_to_parquet, parts))
         else:
-            blobs = [to_parquet(parts[0])]
+            blobs = [_to_parquet(parts[0])]
         written, items = [], []
         for begin, part, blob in zip(cuts, parts, blobs, strict=False):
             partition = partition_of(datetime.fromtimestamp(int(hours[begin]) * 3600, UTC))
@@ -181,7 +181,7 @@ class Lake:
         partition holds.
         """
         table = self.table(table_name)
-        data = to_parquet(to_arrow(table, list(rows)))
+        data = _to_parquet(to_arrow(table, list(rows)))
         key = f"{table.name}/{partition}/replaced-{uuid.uuid4().hex[:16]}.parquet"
         with self._lock(table.name, partition) as confirm:
             old = self.files(table_name, partition)
@@ -341,13 +341,13 @@ class Lake:
             return self._unmerged(table_name, partition, keys)
         merged = self.read(table_name, partition)
         before = merged.num_rows
-        merged = dedupe(merged, table).sort_by(
+        merged = _dedupe(merged, table).sort_by(
             [(table.time_column, "ascending"), (table.id_column, "ascending")]
         )
         names = [posixpath.basename(k) for k in keys]
         digest = hashlib.sha256("\n".join(names).encode()).hexdigest()[:16]
         meta = {REPLACES_KEY: json.dumps(names).encode()}
-        data = to_parquet(merged.replace_schema_metadata(meta))
+        data = _to_parquet(merged.replace_schema_metadata(meta))
         target = f"{table.name}/{partition}/compacted-{digest}.parquet"
         self._swap(table.name, partition, keys, target, data, confirm)
         return Compaction(
@@ -400,7 +400,7 @@ class Lake:
         """Replace the snapshot of one dimension for one UTC day (``YYYY-MM-DD``)."""
         spec = self.dimension(name)
         rows = list(rows)
-        data = to_parquet(to_arrow(spec, rows))
+        data = _to_parquet(to_arrow(spec, rows))
         key = f"{spec.name}/date={day}/{spec.name}.parquet"
         self.storage.write_atomic(key, data)
         return WrittenFile(spec.name, key, len(rows), len(data), f"date={day}")
@@ -590,7 +590,7 @@ def _conform(part: pa.Table, schema: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays(columns, schema=schema).cast(schema)
 
 
-def to_parquet(table: pa.Table) -> bytes:
+def _to_parquet(table: pa.Table) -> bytes:
     dictionary, statistics = parquet_encodings(tuple(table.schema.names))
     sink = io.BytesIO()
     pq.write_table(
@@ -626,8 +626,7 @@ def parquet_encodings(names: tuple[str, ...]) -> tuple[list[str], list[str]]:
 _UNIQUE_TEXT = frozenset({"url", "final_url", "etag", "last_modified"})
 
 
-def dedupe(table: pa.Table, spec: LakeTable) -> pa.Table:
-    """One row per id: the first of each."""
+def _dedupe(table: pa.Table, spec: LakeTable) -> pa.Table:
     seen: set[str] = set()
     keep = []
     for index, row_id in enumerate(table.column(spec.id_column).to_pylist()):

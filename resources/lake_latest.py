@@ -90,8 +90,17 @@ def source_sql(
             return None
         every = lake.source_sql(con, OBSERVATIONS.schema, observation_keys)
         return f"SELECT * FROM ({every}) {LATEST}"
-    newest = kept[-1]
-    covered = covers(lake, newest)
+    return _over_kept(lake, con, kept[-1], covers(lake, kept[-1]), observation_keys)
+
+
+def _over_kept(
+    lake: Lake,
+    con: duckdb.DuckDBPyConnection,
+    newest: str,
+    covered: set[str],
+    observation_keys: list[str],
+) -> str:
+    """The kept file `newest` (covering `covered`), folded with the files it lacks."""
     fresh = [k for k in observation_keys if k not in covered]
     table = lake.source_sql(con, SCHEMA, [newest], hive=False)
     if not fresh:
@@ -155,8 +164,8 @@ def update(lake: Lake, grace_s: float) -> LatestUpdate:
         names = json.dumps(sorted(k.split("/", 1)[1] for k in observation_keys))
         con = lake.duckdb()
         try:
-            if kept:
-                query = source_sql(lake, con, observation_keys)
+            if kept:  # listed and read once, above
+                query = _over_kept(lake, con, kept[-1], covered, observation_keys)
             else:
                 every = lake.source_sql(con, OBSERVATIONS.schema, observation_keys, filename=True)
                 query = _first_build(every)

@@ -139,7 +139,8 @@ class Lanes:
 
     async def run(self, sensor: SensorState, seed: int) -> SensorRunResult:
         lane = self._lanes[self._route.get(sensor.domain, 0)]
-        if lane.closed:
+        if lane.closed:  # its socket closed first; wait for the exit to say how it ended
+            await asyncio.to_thread(lane.process.join, CLOSE_TIMEOUT_S)
             raise LaneDied(f"lane {lane.index} has ended ({_exit(lane.process)})")
         assert lane.sender is not None, "connect() first"
         key = next(self._keys)

@@ -284,10 +284,13 @@ class DomainGovernor:
             return
         now = self.now()
         day = budget_day(now)
+        unused: dict[str, int] = {}
         for domain, state in self._domains.items():
             left, state.leased = state.leased, 0
             if left and state.lease_day == day:
-                await asyncio.to_thread(self.budgets.give_back, domain, left, now)
+                unused[domain] = left
+        if unused:  # one transaction: a tick's lanes end together, each with many domains
+            await asyncio.to_thread(self.budgets.give_back, unused, now)
 
     async def retry_after(
         self, url: str, header: str | None, *, domain: str | None = None
@@ -301,5 +304,5 @@ class DomainGovernor:
             state = self._domain(blocked)
             left, state.leased = state.leased, 0  # the block holds from now on
             if left and state.lease_day == budget_day(now):
-                await asyncio.to_thread(self.budgets.give_back, blocked, left, now)
+                await asyncio.to_thread(self.budgets.give_back, {blocked: left}, now)
         return until

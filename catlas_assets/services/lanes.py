@@ -88,6 +88,7 @@ class _Lane:
     pending: dict[int, asyncio.Future[SensorRunResult]] = field(default_factory=dict)
     listening: asyncio.Task[None] | None = None
     closed: bool = False
+    finished: bool = False  # it said "closed": everything it ran is committed; it is exiting
 
 
 class Lanes:
@@ -130,12 +131,13 @@ class Lanes:
             lane.listening = asyncio.create_task(self._listen(lane, reader))
 
     def end(self) -> None:
-        """End every lane still running, at once (after `aclose` none is: the tick never
-        got to run them, or it was interrupted)."""
+        """Wait for the lanes that finished (`aclose`) to exit, and end any other at once (the
+        tick never got to run them, or it was interrupted). A finished lane has committed
+        everything; its exit (its parser, its connections) overlaps the tick's lake flush."""
         for lane in self._lanes:
             lane.sock.close()
             if lane.process.pid is not None:
-                _end(lane.process, timeout_s=0)
+                _end(lane.process, timeout_s=CLOSE_TIMEOUT_S if lane.finished else 0)
 
     async def run(self, sensor: SensorState, seed: int) -> SensorRunResult:
         lane = self._lanes[self._route.get(sensor.domain, 0)]
@@ -159,6 +161,7 @@ class Lanes:
             while (message := await _receive(reader)) is not None:
                 kind, key, payload = message
                 if kind == "closed":
+                    lane.finished = True
                     break
                 future = lane.pending.pop(key, None) if key is not None else None
                 if kind == "done" and future is not None and not future.done():
@@ -184,7 +187,8 @@ class Lanes:
         return waiting
 
     async def aclose(self) -> None:
-        """Ask every lane to finish (what it runs is committed or cancelled), then end it."""
+        """Ask every lane to finish (what it runs is committed or cancelled) and wait until
+        it says so; `end` waits for its process."""
         for lane in self._lanes:
             if not lane.closed and lane.sender is not None:
                 lane.sender.send(("close", None, None))
@@ -197,7 +201,6 @@ class Lanes:
                 lane.sender.writer.close()
             else:
                 lane.sock.close()
-            await asyncio.to_thread(_end, lane.process)
 
 
 def _virtual_now(runtime: Runtime) -> datetime | None:

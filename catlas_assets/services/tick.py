@@ -94,45 +94,46 @@ def _tick(
     )
     done = ClaimedResult()
     sensors = [sensor_state(row) for row in claimed]  # each one's domain computed here, once
-    if claimed:
-        lanes = None
-        try:
-            lanes = lanes_for(runtime, sensors, recorder.run_id)
-            done = asyncio.run(
-                run_claimed(
-                    runtime, sensors, recorder.run_id, guard, control, on_sensor_done, lanes
+    lanes = None
+    try:
+        if claimed:
+            try:
+                lanes = lanes_for(runtime, sensors, recorder.run_id)
+                done = asyncio.run(
+                    run_claimed(
+                        runtime, sensors, recorder.run_id, guard, control, on_sensor_done, lanes
+                    )
                 )
-            )
-        except Exception as exc:
-            # The crawl raised: the claims go back, the run still gets its verdict (error).
-            runtime.store.release_claims([r["id"] for r in claimed], runtime.worker)
+            except Exception as exc:
+                # The crawl raised: the claims go back, the run still gets its verdict (error).
+                runtime.store.release_claims([r["id"] for r in claimed], runtime.worker)
+                recorder.finish(
+                    stop=Stop.ERROR,
+                    tally=Tally(coverage_gaps=len(claimed)),
+                    counters=count([], claimed=len(claimed)),
+                    detail=" ".join(f"{type(exc).__name__}: {exc}".split())[:500],
+                )
+                if isinstance(exc, OSError):  # a full or read-only lake: one line, exit 3
+                    raise _lake_error(runtime, exc) from exc
+                raise
+            except BaseException:
+                runtime.store.release_claims([r["id"] for r in claimed], runtime.worker)
+                raise
+        # Unscoped: rows a crashed worker committed but never flushed go out with ours.
+        try:
+            lake_sync.flush(runtime)
+        except OSError as exc:
+            # The rows stay in the outbox for the next flush; none reached the lake in this run.
             recorder.finish(
                 stop=Stop.ERROR,
                 tally=Tally(coverage_gaps=len(claimed)),
                 counters=count([], claimed=len(claimed)),
-                detail=" ".join(f"{type(exc).__name__}: {exc}".split())[:500],
+                detail=f"lake not written: {exc.strerror or exc}",
             )
-            if isinstance(exc, OSError):  # a full or read-only lake: one line, exit 3
-                raise _lake_error(runtime, exc) from exc
-            raise
-        except BaseException:
-            runtime.store.release_claims([r["id"] for r in claimed], runtime.worker)
-            raise
-        finally:
-            if lanes is not None:
-                lanes.end()  # none left after a run that reached its end
-    # Unscoped: rows a crashed worker committed but never flushed go out with ours.
-    try:
-        lake_sync.flush(runtime)
-    except OSError as exc:
-        # The rows stay in the outbox for the next flush; none reached the lake in this run.
-        recorder.finish(
-            stop=Stop.ERROR,
-            tally=Tally(coverage_gaps=len(claimed)),
-            counters=count([], claimed=len(claimed)),
-            detail=f"lake not written: {exc.strerror or exc}",
-        )
-        raise _lake_error(runtime, exc) from exc
+            raise _lake_error(runtime, exc) from exc
+    finally:
+        if lanes is not None:
+            lanes.end()  # after the flush: the lanes' exits overlap it
     runs = done.runs
     counters = count(runs, claimed=len(claimed))
     counters["released"] = len(done.released)

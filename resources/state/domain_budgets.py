@@ -8,6 +8,7 @@ Retry-After answer sets `blocked_until` for the whole registrable domain.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -233,16 +234,20 @@ class DomainBudgets:
             update(domain_budgets).where(domain_budgets.c.domain == domain).values(**values)
         )
 
-    def give_back(self, domain: str, units: int, now: datetime) -> None:
-        """Return `units` taken today and not used (a lease left over at the end of a tick)."""
-        if units <= 0:
+    def give_back(self, units: Mapping[str, int], now: datetime) -> None:
+        """Return units taken today and not used, per domain (the leases left over at the end
+        of a tick): one transaction for all of them, the domains in order (two workers on
+        PostgreSQL lock their rows in the same order)."""
+        returned = sorted((domain, left) for domain, left in units.items() if left > 0)
+        if not returned:
             return
+        day = budget_day(now)
 
         def action(conn: Connection) -> None:
-            row = self._row(conn, domain, now)
-            day = budget_day(now)
-            if row["budget_day"] == day:  # else a new day has started over already
-                self._set_used(conn, domain, max(0, row["used_today"] - units), day, now)
+            for domain, left in returned:
+                row = self._row(conn, domain, now)
+                if row["budget_day"] == day:  # else a new day has started over already
+                    self._set_used(conn, domain, max(0, row["used_today"] - left), day, now)
 
         self._locked(action)
 
@@ -279,7 +284,17 @@ class DomainBudgets:
         return dict(row) if row else None
 
     def record_crawl_delay(self, domain: str, delay_s: float | None, now: datetime) -> None:
-        """Keep the Crawl-delay the domain's robots.txt asks for where operators can see it."""
+        """Keep the Crawl-delay the domain's robots.txt asks for where operators can see it.
+
+        Read first: a process meets each domain's robots.txt before it hears the stored
+        delay, and the delay is almost always the one stored. A write transaction per
+        domain, per process, per tick queued behind the other workers' commits (a lane's
+        first requests waited 10-50 ms on it); a read takes no lock."""
+        query = select(domain_budgets.c.crawl_delay_s).where(domain_budgets.c.domain == domain)
+        with self.store.transaction() as conn:
+            stored = conn.execute(query).first()
+        if stored is not None and stored.crawl_delay_s == delay_s:
+            return
 
         def action(conn: Connection) -> None:
             self._row(conn, domain, now)

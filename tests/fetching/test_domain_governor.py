@@ -155,6 +155,30 @@ def test_a_fast_domain_leases_units_and_gives_back_what_it_did_not_use(
     assert budgets.get("acme.co.uk")["used_today"] == 10  # the two left over went back
 
 
+def test_the_leases_of_many_domains_go_back_in_one_transaction(budgets: DomainBudgets) -> None:
+    governor = _governed(budgets, spacing_s=0, concurrency=2, budget_lease=8)
+    returned: list[dict[str, int]] = []
+    give_back = budgets.give_back
+
+    def counting(units: dict[str, int], now: datetime) -> None:
+        returned.append(dict(units))
+        give_back(units, now)
+
+    budgets.give_back = counting  # type: ignore[method-assign]  # counts the transactions
+    urls = [f"http://{host}/{i}" for host in ("a.com", "b.io", "c.co.uk") for i in range(3)]
+    urls.append("http://d.org/only")
+    assert _permits(governor, urls) == ["granted"] * 10
+    assert returned == [{"a.com": 5, "b.io": 5, "c.co.uk": 5, "d.org": 7}]
+    assert [budgets.get(d)["used_today"] for d in ("a.com", "b.io", "c.co.uk", "d.org")] == [
+        3, 3, 3, 1,
+    ]  # fmt: skip
+    # A day that has started over keeps its own count.
+    budgets.reserve("a.com", NOW + timedelta(days=1), units=2)
+    budgets.give_back({"a.com": 2, "b.io": 0}, NOW)
+    assert budgets.get("a.com")["used_today"] == 2
+    assert budgets.get("b.io")["used_today"] == 3
+
+
 def test_a_lease_never_takes_more_than_the_budget_left(budgets: DomainBudgets) -> None:
     budgets.set_budget("acme.co.uk", 5, NOW)
     governor = _governed(budgets, spacing_s=0, concurrency=8, budget_lease=16)
@@ -227,6 +251,21 @@ def test_the_store_hears_of_a_crawl_delay_only_when_it_changes(budgets: DomainBu
     asyncio.run(next_tick())
     assert written == [4.0]
     assert budgets.get("acme.co.uk")["crawl_delay_s"] == 4.0
+
+
+def test_recording_the_crawl_delay_the_store_holds_writes_nothing(
+    budgets: DomainBudgets,
+) -> None:
+    budgets.record_crawl_delay("acme.co.uk", 2.0, NOW)
+    budgets.record_crawl_delay("other.io", None, NOW)  # a row with no delay
+    later = NOW + timedelta(hours=1)
+    budgets.record_crawl_delay("acme.co.uk", 2.0, later)
+    budgets.record_crawl_delay("other.io", None, later)
+    assert budgets.get("acme.co.uk")["updated_at"].replace(tzinfo=UTC) == NOW
+    assert budgets.get("other.io")["updated_at"].replace(tzinfo=UTC) == NOW
+    budgets.record_crawl_delay("acme.co.uk", None, later)  # the site dropped its delay
+    assert budgets.get("acme.co.uk")["crawl_delay_s"] is None
+    assert budgets.get("acme.co.uk")["updated_at"].replace(tzinfo=UTC) == later
 
 
 def test_two_workers_keep_a_domains_spacing_between_them(budgets: DomainBudgets) -> None:

@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from catlas_assets.domain.pipeline_data import SensorState
@@ -29,6 +30,7 @@ from catlas_assets.services.lanes import Lanes, lane_count
 from catlas_assets.services.pipeline import SensorRunResult, run_sensor
 from catlas_assets.services.run_control import RunControl
 from catlas_assets.services.runtime import Runtime
+from catlas_assets.settings import Settings
 
 POLL_S = 0.05
 
@@ -42,17 +44,34 @@ class ClaimedResult:
     released: list[int] = field(default_factory=list)  # claimed but not reached
 
 
-def lanes_for(runtime: Runtime, claimed: list[SensorState], run_id: str) -> Lanes | None:
-    """The lanes this batch runs in, their processes started (None: this process runs it).
+def lanes_for(runtime: Runtime, run_id: str, now: datetime) -> Lanes | None:
+    """The lanes of a tick about to claim at least `CATLAS_LANE_MIN_BATCH` sensors, their
+    processes started (None: this process runs the batch).
 
-    Called before the batch's event loop runs, so a lane can be a fork of this process."""
+    Asked before the claim (an index probe tells), so the lanes start while the claim runs;
+    and before the batch's event loop runs, so a lane can be a fork of this process. The
+    tick ends them when its claim comes back smaller (`enough`)."""
     settings = runtime.settings
     count = lane_count(settings.lanes)
-    if not count or len(claimed) < settings.lane_min_batch:
+    if not count:
         return None
-    lanes = Lanes(runtime, run_id, claimed, count)
+    due = runtime.store.due_count(
+        now=now, claim_timeout_s=settings.claim_timeout_s, up_to=_min_batch(settings)
+    )
+    if due < _min_batch(settings):
+        return None
+    lanes = Lanes(runtime, run_id, count)
     lanes.spawn()
     return lanes
+
+
+def enough_for_lanes(settings: Settings, claimed: int) -> bool:
+    """Whether a claimed batch of `claimed` sensors runs in lanes."""
+    return claimed >= _min_batch(settings)
+
+
+def _min_batch(settings: Settings) -> int:
+    return max(1, settings.lane_min_batch)
 
 
 async def run_claimed(
@@ -73,7 +92,7 @@ async def run_claimed(
         ThreadPoolExecutor(max_workers=count, thread_name_prefix="catlas-run")
     )
     in_flight: dict[asyncio.Task[Any], SensorState] = {}
-    async with _runner(runtime, run_id, lanes, lambda: len(in_flight)) as run_one:
+    async with _runner(runtime, run_id, lanes, claimed, lambda: len(in_flight)) as run_one:
         batch = _Batch(runtime, claimed, guard, control, on_sensor_done, run_one, in_flight)
         workers = [asyncio.create_task(batch.worker()) for _ in range(count)]
         watcher = asyncio.create_task(batch.watch(workers))
@@ -93,14 +112,18 @@ async def run_claimed(
 
 @asynccontextmanager
 async def _runner(
-    runtime: Runtime, run_id: str, lanes: Lanes | None, in_flight: Callable[[], int]
+    runtime: Runtime,
+    run_id: str,
+    lanes: Lanes | None,
+    claimed: list[SensorState],
+    in_flight: Callable[[], int],
 ) -> AsyncIterator[RunOne]:
     """Where this batch's sensors run: its lanes, or this process (`in_flight` counts its
     runs under way). On the way out every run handed over has been committed (or
     cancelled)."""
     if lanes is not None:
         try:
-            await lanes.connect()
+            await lanes.connect(claimed)
             yield lanes.run
         finally:
             await lanes.aclose()

@@ -98,10 +98,10 @@ class Lanes:
     starts at once; see `worker_processes.start_method`), `connect` attaches them to it.
     """
 
-    def __init__(self, runtime: Runtime, run_id: str, sensors: list[SensorState], count: int):
+    def __init__(self, runtime: Runtime, run_id: str, count: int):
         self._runtime = runtime
         self._run_id = run_id
-        self._route = deal(sensors, count)
+        self._route: dict[str, int] = {}
         self._count = count
         self._lanes: list[_Lane] = []
         self._keys = itertools.count()
@@ -124,7 +124,9 @@ class Lanes:
                 theirs.close()
             self._lanes.append(_Lane(index, process, ours))
 
-    async def connect(self) -> None:
+    async def connect(self, sensors: list[SensorState]) -> None:
+        """Attach the lanes to the running loop, and deal them the batch's domains."""
+        self._route = deal(sensors, self._count)
         for lane in self._lanes:
             reader, writer = await asyncio.open_connection(sock=lane.sock)
             lane.sender = _Sender(writer)

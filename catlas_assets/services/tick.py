@@ -9,7 +9,9 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
+from typing import Any
 
+from catlas_assets.domain.pipeline_data import SensorState
 from catlas_assets.domain.urls import registrable_domain
 from catlas_assets.domain.verdict import Tally
 from catlas_assets.domain.vocabulary import (
@@ -23,7 +25,12 @@ from catlas_assets.domain.vocabulary import (
 from catlas_assets.errors import StorageError
 from catlas_assets.services import lake_sync
 from catlas_assets.services.blocked_recheck import recheck_blocked
-from catlas_assets.services.claimed_work import ClaimedResult, lanes_for, run_claimed
+from catlas_assets.services.claimed_work import (
+    ClaimedResult,
+    enough_for_lanes,
+    lanes_for,
+    run_claimed,
+)
 from catlas_assets.services.dead_runs import settle
 from catlas_assets.services.pipeline import SensorRunResult, sensor_state
 from catlas_assets.services.run_control import RunControl
@@ -86,19 +93,25 @@ def _tick(
     guard = control.guard(settings)
     settle(runtime)  # a run whose process died gets its verdict, its temp files go
     recheck_blocked(runtime)  # robots.txt may allow blocked sensors again: due in this tick
-    claimed = runtime.store.claim_due(
-        now=runtime.clock.now(),
-        worker=runtime.worker,
-        limit=settings.scheduler_claim_batch,
-        claim_timeout_s=settings.claim_timeout_s,
-    )
     done = ClaimedResult()
-    sensors = [sensor_state(row) for row in claimed]  # each one's domain computed here, once
+    claimed: list[dict[str, Any]] = []
+    sensors: list[SensorState] = []
     lanes = None
     try:
+        now = runtime.clock.now()
+        lanes = lanes_for(runtime, recorder.run_id, now)  # they start while the claim runs
+        claimed = runtime.store.claim_due(
+            now=now,
+            worker=runtime.worker,
+            limit=settings.scheduler_claim_batch,
+            claim_timeout_s=settings.claim_timeout_s,
+        )
+        if lanes is not None and not enough_for_lanes(settings, len(claimed)):
+            lanes.end()  # another worker claimed part of what was due: run it here
+            lanes = None
+        sensors = [sensor_state(row) for row in claimed]  # each one's domain computed once
         if claimed:
             try:
-                lanes = lanes_for(runtime, sensors, recorder.run_id)
                 done = asyncio.run(
                     run_claimed(
                         runtime, sensors, recorder.run_id, guard, control, on_sensor_done, lanes

@@ -6,8 +6,10 @@ is refused by the database itself. Migrations (``migrations/``) are the history 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from enum import StrEnum
+from typing import Any
 
 from sqlalchemy import (
     JSON,
@@ -92,6 +94,37 @@ class UtcDateTime(TypeDecorator[datetime]):
         if value is None:
             return None
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+    # SQLite keeps the text `YYYY-MM-DD HH:MM:SS.ffffff`. SQLAlchemy's own SQLite processors
+    # format it through a dict and parse it with a regular expression, and the two steps
+    # above come on top: a claim of 2,000 sensors (seven times a row) spent more converting
+    # its rows than running its statement. These write the same text and read it in one
+    # C call each; PostgreSQL keeps the driver's types.
+    def bind_processor(self, dialect: Dialect) -> Callable[[Any], Any] | None:
+        if dialect.name != "sqlite":
+            return super().bind_processor(dialect)
+        return _sqlite_utc_text
+
+    def result_processor(self, dialect: Dialect, coltype: object) -> Callable[[Any], Any] | None:
+        if dialect.name != "sqlite":
+            return super().result_processor(dialect, coltype)
+        return _sqlite_utc_datetime
+
+
+def _sqlite_utc_text(value: datetime | None) -> str | None:
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        raise ValueError("naive datetimes are not stored; take now from the clock")
+    # Always six fraction digits: the column is compared as text in SQL.
+    return value.astimezone(UTC).replace(tzinfo=None).isoformat(" ", "microseconds")
+
+
+def _sqlite_utc_datetime(value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    parsed = datetime.fromisoformat(value)
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
 
 
 def _ts(name: str, **kw: object) -> Column:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from sqlalchemy import (
+    ColumnElement,
     Connection,
     Engine,
     Select,
@@ -137,6 +138,16 @@ def _begin(conn: Connection, wait: bool) -> RootTransaction:
 # A PostgreSQL claim locks its batch among the first CLAIM_WINDOW batches' worth of due
 # sensors: room for three other workers' batches still locked before it looks further.
 CLAIM_WINDOW = 4
+
+
+def _claimable(now: datetime, claim_timeout_s: int) -> tuple[ColumnElement[bool], ...]:
+    """A sensor a worker may claim at `now`: claimable status, due, and no live claim."""
+    stale_claim = now - timedelta(seconds=claim_timeout_s)
+    return (
+        sensors.c.status.in_([s.value for s in CLAIMABLE_STATUSES]),
+        sensors.c.next_run_at <= now,
+        or_(sensors.c.claimed_at.is_(None), sensors.c.claimed_at < stale_claim),
+    )
 
 
 class StateStore:
@@ -291,12 +302,7 @@ class StateStore:
         self, *, now: datetime, worker: str, limit: int, claim_timeout_s: int
     ) -> list[Row]:
         """Claim up to ``limit`` due sensors for ``worker``; another worker never gets the same."""
-        stale_claim = now - timedelta(seconds=claim_timeout_s)
-        claimable = (
-            sensors.c.status.in_([s.value for s in CLAIMABLE_STATUSES]),
-            sensors.c.next_run_at <= now,
-            or_(sensors.c.claimed_at.is_(None), sensors.c.claimed_at < stale_claim),
-        )
+        claimable = _claimable(now, claim_timeout_s)
         order = (sensors.c.priority.desc(), sensors.c.next_run_at, sensors.c.id)
         due = select(sensors.c.id).where(*claimable).order_by(*order).limit(limit)
         with self.transaction(write_lock=True) as conn:
@@ -321,6 +327,13 @@ class StateStore:
                 return rows
             # Other workers hold the whole window: look past it before answering "none".
             return self._mark_claimed(conn, due.with_for_update(skip_locked=True), now, worker)
+
+    def due_count(self, *, now: datetime, claim_timeout_s: int, up_to: int) -> int:
+        """How many sensors `claim_due` would find now, counted up to `up_to` (an index probe:
+        a tick decides from it whether to start its lanes before it claims)."""
+        due = select(sensors.c.id).where(*_claimable(now, claim_timeout_s)).limit(up_to)
+        with self.engine.connect() as conn:
+            return int(conn.execute(select(func.count()).select_from(due.subquery())).scalar())
 
     @staticmethod
     def _mark_claimed(conn: Connection, due: Select, now: datetime, worker: str) -> list[Row]:

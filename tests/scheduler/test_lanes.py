@@ -88,6 +88,41 @@ def test_a_tick_in_lanes_stores_what_one_process_stores(tmp_path: Path, web: Fix
     assert not [p for p in multiprocessing.active_children() if p.name.startswith("catlas-lane")]
 
 
+def test_a_claim_that_comes_back_too_small_for_lanes_runs_in_the_tick_process(
+    tmp_path: Path, web: FixtureWeb
+) -> None:
+    """The lanes start before the claim, from a count of what is due; another worker that
+    claims part of it meanwhile leaves a batch that runs in the tick's own process."""
+    runtime = _runtime(tmp_path, web, "raced", lanes=2, lane_min_batch=10)
+    try:
+        ids = add_sensors(runtime, SITES[0], 12)
+        claim = runtime.store.claim_due
+        started: list[str] = []
+
+        def raced(**kwargs: object) -> list:
+            started.extend(_lane_names())  # the count saw twelve: the lanes are starting
+            # Between the count and this claim, another worker takes five of the twelve.
+            claim(**{**kwargs, "worker": "other", "limit": 5})  # type: ignore[arg-type]
+            return claim(**kwargs)  # type: ignore[arg-type]
+
+        runtime.store.claim_due = raced  # type: ignore[method-assign]
+        lanes_seen: list[str] = []
+        tick = run_tick(runtime, on_sensor_done=lambda _run: lanes_seen.extend(_lane_names()))
+        report = tick.report
+        assert (report.counters["claimed"], report.counters["ok"]) == (7, 7)
+        assert sorted(started) == ["catlas-lane-0", "catlas-lane-1"]
+        assert lanes_seen == []  # ended before the batch ran
+        others = [i for i in ids if runtime.store.sensor(i)["claimed_by"] == "other"]
+        assert len(others) == 5
+    finally:
+        runtime.close()
+    assert _lane_names() == []
+
+
+def _lane_names() -> list[str]:
+    return [p.name for p in multiprocessing.active_children() if p.name.startswith("catlas-lane")]
+
+
 def test_a_domains_stop_rule_holds_across_lanes(
     make_runtime, web: FixtureWeb, database_url: str
 ) -> None:

@@ -39,6 +39,25 @@ def test_only_due_sensors_in_claimable_statuses_are_claimed(
             assert row["claimed_by"] is None
 
 
+def test_the_due_count_sees_what_a_claim_would_take_up_to_its_bound(
+    store: StateStore, add_sensor: SensorFactory
+) -> None:
+    def due(up_to: int = 100, at: object = NOW) -> int:
+        return store.due_count(now=at, claim_timeout_s=TIMEOUT_S, up_to=up_to)  # type: ignore[arg-type]
+
+    for status in SensorStatus:
+        add_sensor(status=status)
+    add_sensor(next_run_at=NOW + timedelta(seconds=1))  # not due yet
+    assert due() == 3  # active, failing, pending
+    assert due(up_to=2) == 2
+    taken = _claim(store, limit=2)
+    assert due() == 1  # claimed ones are not due for another worker
+    assert due(at=NOW + timedelta(seconds=TIMEOUT_S + 1)) == 4  # stale claims, the late one
+    assert len(taken) == 2
+    assert len(_claim(store, worker="w2")) == 1  # the one the count saw
+    assert due() == 0
+
+
 def test_claims_come_by_priority_then_oldest_due_and_stop_at_the_limit(
     store: StateStore, add_sensor: SensorFactory
 ) -> None:

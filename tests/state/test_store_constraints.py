@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -143,6 +144,40 @@ def test_timestamps_come_back_aware_utc(store: StateStore, add_sensor: SensorFac
         assert row[column].utcoffset() == timedelta(0)
         assert row[column].tzinfo is UTC
     assert row["next_run_at"] == datetime(2026, 1, 5, 8, 30, tzinfo=UTC)
+
+
+def test_sqlite_keeps_timestamps_as_text_that_sorts_as_time(tmp_path: Path) -> None:
+    """SQLite only (PostgreSQL stores timestamptz)."""
+    store = StateStore.open(f"sqlite:///{tmp_path / 'state.db'}")
+    company = store.add_company(
+        name="Acme", website="https://acme.test", domain="acme.test", importance=0.5, tier=3,
+        now=NOW,
+    )  # fmt: skip
+
+    def add_sensor(path: str, next_run_at: datetime) -> int:
+        url = f"https://acme.test/{path}"
+        return store.add_sensor(**sensor_values(company, url, next_run_at=next_run_at))
+
+    whole = add_sensor("a", datetime(2026, 1, 5, 8, 0, tzinfo=UTC))
+    fraction = add_sensor("b", datetime(2026, 1, 5, 8, 0, 0, 1, tzinfo=UTC))
+    with store.engine.connect() as conn:
+        text = dict(conn.exec_driver_sql("SELECT id, next_run_at FROM sensors").fetchall())
+        # Six fraction digits always: text order is time order, and equal times are equal.
+        assert text == {whole: "2026-01-05 08:00:00.000000", fraction: "2026-01-05 08:00:00.000001"}
+        # Text written some other way (no fraction, an offset) still reads as the instant.
+        conn.exec_driver_sql(
+            "UPDATE sensors SET last_success_at = '2026-01-05 08:00:00' WHERE id = ?", (whole,)
+        )
+        conn.exec_driver_sql(
+            "UPDATE sensors SET last_success_at = '2026-01-05T09:00:00+01:00' WHERE id = ?",
+            (fraction,),
+        )
+        conn.commit()
+    for sensor_id in (whole, fraction):
+        read = store.sensor(sensor_id)["last_success_at"]
+        assert read == datetime(2026, 1, 5, 8, 0, tzinfo=UTC)
+        assert read.tzinfo is UTC
+    store.close()
 
 
 def test_timestamps_compare_as_instants_in_queries(

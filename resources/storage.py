@@ -9,6 +9,7 @@ costs a listing of it, not a walk of every object in the lake.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import logging
 import os
@@ -20,7 +21,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -59,6 +60,19 @@ def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
+
+
+def _each(make: Callable[[int, str], None], paths: list[str], pool: Executor | None) -> None:
+    """`make(i, path)` for every path, in `pool` when given; every call is waited for, then
+    the first error, if any, is raised (no file is left half made when the caller cleans up)."""
+    if pool is None or len(paths) == 1:
+        for index, path in enumerate(paths):
+            make(index, path)
+        return
+    futures = [pool.submit(make, index, path) for index, path in enumerate(paths)]
+    concurrent.futures.wait(futures)
+    for future in futures:
+        future.result()
 
 
 def _sync_all(fds: list[int]) -> None:
@@ -181,6 +195,57 @@ class Storage:
             except FileNotFoundError:  # its folder was removed since it was made
                 os.makedirs(os.path.dirname(path), exist_ok=True)
                 os.replace(tmp, path)
+
+    def make_many_atomic(
+        self,
+        keys: Sequence[str],
+        make: Callable[[int, str], None],
+        pool: Executor | None = None,
+    ) -> list[int]:
+        """`write_many_atomic` for objects a writer makes as files itself: `make(i, path)`
+        writes the object of `keys[i]` at the local `path` it is given (pyarrow encodes a
+        Parquet file straight to disk, no copy held in memory), in `pool`'s threads when
+        given. Every file is then flushed together and renamed; when one `make` raises, all
+        are removed and none becomes visible. On S3 each file is uploaded once made. The
+        objects' sizes, in the order of `keys`."""
+        if self.is_s3:
+            with tempfile.TemporaryDirectory(prefix="catlas-stage-") as folder:
+                local = [os.path.join(folder, str(i)) for i in range(len(keys))]
+                _each(make, local, pool)
+                with self._io():
+                    for path, key in zip(local, keys, strict=True):
+                        self.fs.put_file(path, self._path(key))
+                return [os.path.getsize(path) for path in local]
+        paths, temps = [], []
+        try:
+            for key in keys:
+                path = self._path(key)
+                self._ensure_folder(os.path.dirname(path))  # fails before anything is made
+                tmp, fd = self._temp_file(path)
+                os.close(fd)  # the writer opens the path itself
+                paths.append(path)
+                temps.append(tmp)
+            _each(make, temps, pool)
+            fds: list[int] = []
+            try:
+                fds.extend(os.open(tmp, os.O_RDONLY) for tmp in temps)
+                _sync_all(fds)
+            finally:
+                for fd in fds:
+                    os.close(fd)
+        except BaseException:
+            for tmp in temps:
+                with contextlib.suppress(OSError):
+                    os.remove(tmp)
+            raise
+        sizes = [os.path.getsize(tmp) for tmp in temps]
+        for tmp, path in zip(temps, paths, strict=True):
+            try:
+                os.replace(tmp, path)
+            except FileNotFoundError:  # its folder was removed since it was made
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                os.replace(tmp, path)
+        return sizes
 
     def _temp_file(self, path: str) -> tuple[str, int]:
         """A new temp file for `path` in the lake's temp folder (same file system: the

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -180,4 +182,41 @@ def test_a_staged_file_whose_writer_fails_leaves_nothing(
         Path(path).write_bytes(b"half")
         raise RuntimeError("writer failed")
     assert not local_storage.exists("big/two.parquet")
+    assert not [p for p in lake_root.rglob("*.tmp")]
+
+
+def _maker(contents: list[bytes], fail_at: int | None = None) -> Callable[[int, str], None]:
+    def make(index: int, path: str) -> None:
+        Path(path).write_bytes(contents[index])
+        if index == fail_at:
+            raise RuntimeError(f"writer {index} failed")
+
+    return make
+
+
+def test_files_made_by_their_writers_appear_together_with_their_sizes(
+    local_storage: Storage, lake_root: Path
+) -> None:
+    keys = ["t/date=2026-01-05/hour=08/a.parquet", "t/date=2026-01-05/hour=09/a.parquet"]
+    contents = [b"first file", b"the second"]
+    seen: list[bool] = []
+
+    def make(index: int, path: str) -> None:
+        seen.append(local_storage.exists(keys[0]))  # nothing is visible while files are made
+        _maker(contents)(index, path)
+
+    with ThreadPoolExecutor(2) as pool:
+        sizes = local_storage.make_many_atomic(keys, make, pool)
+    assert sizes == [10, 10] and seen == [False, False]
+    assert [local_storage.read(k) for k in keys] == contents
+    assert not [p for p in lake_root.rglob("*.tmp")]
+
+
+def test_one_writer_failing_makes_none_of_the_files_visible(
+    local_storage: Storage, lake_root: Path
+) -> None:
+    keys = [f"t/hour={h}/a.parquet" for h in range(4)]
+    with ThreadPoolExecutor(2) as pool, pytest.raises(RuntimeError, match="writer 2 failed"):
+        local_storage.make_many_atomic(keys, _maker([b"x"] * 4, fail_at=2), pool)
+    assert not any(local_storage.exists(k) for k in keys)
     assert not [p for p in lake_root.rglob("*.tmp")]

@@ -51,6 +51,30 @@ def test_storage_round_trip_on_s3(
     assert "prefix/a/b.txt" not in list_bucket(s3_bucket)
 
 
+def test_files_made_by_their_writers_are_uploaded_on_s3(
+    s3_endpoint: str, s3_bucket: str, list_bucket: ListBucket
+) -> None:
+    storage = Storage(f"s3://{s3_bucket}/prefix", s3_endpoint_url=s3_endpoint)
+    keys = ["t/one.parquet", "t/two.parquet"]
+
+    def make(index: int, path: str) -> None:
+        with open(path, "wb") as out:
+            out.write(b"made %d" % index * (index + 1))
+
+    assert storage.make_many_atomic(keys, make) == [6, 12]
+    assert list_bucket(s3_bucket, "prefix/t/") == ["prefix/t/one.parquet", "prefix/t/two.parquet"]
+    assert storage.read("t/two.parquet") == b"made 1made 1"
+
+    def failing(index: int, path: str) -> None:
+        make(index, path)
+        if index == 1:
+            raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        storage.make_many_atomic(["u/one.parquet", "u/two.parquet"], failing)
+    assert list_bucket(s3_bucket, "prefix/u/") == []  # nothing uploaded
+
+
 def test_a_request_body_orphaned_by_a_lost_s3_server_is_not_printed(
     s3_endpoint: str, s3_bucket: str, caplog: pytest.LogCaptureFixture
 ) -> None:

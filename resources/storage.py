@@ -75,6 +75,16 @@ def _each(make: Callable[[int, str], None], paths: list[str], pool: Executor | N
         future.result()
 
 
+def _publish(renames: list[tuple[str, str]]) -> None:
+    """Rename each flushed temp file to its final path."""
+    for tmp, path in renames:
+        try:
+            os.replace(tmp, path)
+        except FileNotFoundError:  # its folder was removed since it was made
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            os.replace(tmp, path)
+
+
 def _sync_all(fds: list[int]) -> None:
     if len(fds) == 1:
         os.fdatasync(fds[0])
@@ -189,12 +199,7 @@ class Storage:
             raise
         for _, _, fd in written:
             os.close(fd)
-        for tmp, path, _ in written:
-            try:
-                os.replace(tmp, path)
-            except FileNotFoundError:  # its folder was removed since it was made
-                os.makedirs(os.path.dirname(path), exist_ok=True)
-                os.replace(tmp, path)
+        _publish([(tmp, path) for tmp, path, _ in written])
 
     def make_many_atomic(
         self,
@@ -239,12 +244,7 @@ class Storage:
                     os.remove(tmp)
             raise
         sizes = [os.path.getsize(tmp) for tmp in temps]
-        for tmp, path in zip(temps, paths, strict=True):
-            try:
-                os.replace(tmp, path)
-            except FileNotFoundError:  # its folder was removed since it was made
-                os.makedirs(os.path.dirname(path), exist_ok=True)
-                os.replace(tmp, path)
+        _publish(list(zip(temps, paths, strict=True)))
         return sizes
 
     def _temp_file(self, path: str) -> tuple[str, int]:

@@ -50,7 +50,7 @@ def lanes_for(runtime: Runtime, run_id: str, now: datetime) -> Lanes | None:
 
     Asked before the claim (an index probe tells), so the lanes start while the claim runs;
     and before the batch's event loop runs, so a lane can be a fork of this process. The
-    tick ends them when its claim comes back smaller (`enough`)."""
+    tick ends them when its claim comes back smaller (`enough_for_lanes`)."""
     settings = runtime.settings
     count = lane_count(settings.lanes)
     if not count:

@@ -28,22 +28,32 @@ _LENGTH = struct.Struct(">I")
 def to_arrow(table: LakeTable | Dimension, rows: list[Mapping[str, Any]]) -> pa.Table:
     """`rows` in the table's schema: timestamps aware UTC, JSON columns as text, no NUL
     in a string (PostgreSQL keeps none, so no lake row does either)."""
-    columns: dict[str, list[Any]] = {name: [] for name in table.schema.names}
+    known = frozenset(table.schema.names)
     for row in rows:
-        unknown = set(row) - set(columns)
-        if unknown:
-            raise StorageError(f"{table.name}: unknown column(s) {sorted(unknown)}")
-        for name, values in columns.items():
-            values.append(row.get(name))
+        if not known.issuperset(row):
+            unknown = sorted(set(row) - known)
+            raise StorageError(f"{table.name}: unknown column(s) {unknown}")
     arrays = []
     for field in table.schema:
-        values = columns[field.name]
-        if pa.types.is_timestamp(field.type):
-            values = [_as_datetime(v) if v is not None else None for v in values]
-        elif field.type == pa.string():
-            values = [_text(v) for v in values]
-        arrays.append(pa.array(values, type=field.type))
+        name = field.name
+        values = [row.get(name) for row in rows]
+        arrays.append(_column(values, field.type))
     return pa.Table.from_arrays(arrays, schema=table.schema)
+
+
+def _column(values: list[Any], type_: pa.DataType) -> pa.Array:
+    """One column's values as Arrow. Values already as the column keeps them (a `str`
+    without NUL; an aware or naive `datetime`: Arrow reads a naive one as UTC, as
+    `_as_datetime` does) go to Arrow as they are; else each value is converted."""
+    if pa.types.is_timestamp(type_):
+        if not all(v is None or isinstance(v, datetime) for v in values):
+            values = [_as_datetime(v) if v is not None else None for v in values]
+        return pa.array(values, type=type_)
+    if type_ != pa.string():
+        return pa.array(values, type=type_)
+    if not all(v is None or (type(v) is str and "\x00" not in v) for v in values):
+        values = [_text(v) for v in values]
+    return pa.array(values, type=type_)
 
 
 def _as_datetime(value: Any) -> datetime:

@@ -345,7 +345,9 @@ class StateStore:
             .values(claimed_at=now, claimed_by=worker)
             .returning(*sensors.c)
         )
-        rows = [dict(r) for r in conn.execute(claim).mappings()]
+        result = conn.execute(claim)
+        keys = list(result.keys())
+        rows = [dict(zip(keys, row, strict=True)) for row in result]  # no RowMapping per row
         # RETURNING has no order: give back the batch in the claim's own order.
         rows.sort(key=lambda r: (-r["priority"], r["next_run_at"], r["id"]))
         return rows

@@ -109,7 +109,8 @@ class Settings:
     lane_min_batch: int = _setting(
         500,
         "Claimed sensors from which a tick uses lanes (a smaller one runs in the worker's "
-        "own process: starting lanes costs about a second of CPU).",
+        "own process: a lane takes ~30 ms of CPU to start, and a daemon's first lanes wait "
+        "~0.5 s for its fork server).",
     )
     max_redirects: int = _setting(10, "Redirect hops followed before REDIRECT.")
     parse_timeout_s: float = _setting(

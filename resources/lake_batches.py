@@ -42,16 +42,16 @@ def to_arrow(table: LakeTable | Dimension, rows: list[Mapping[str, Any]]) -> pa.
 
 
 def _column(values: list[Any], type_: pa.DataType) -> pa.Array:
-    """One column's values as Arrow. Values already as the column keeps them (a `str`
-    without NUL; an aware or naive `datetime`: Arrow reads a naive one as UTC, as
-    `_as_datetime` does) go to Arrow as they are; else each value is converted."""
+    """One column's values as Arrow. Values already as the column keeps them (text without
+    NUL, a `StrEnum` member included; an aware or naive `datetime`: Arrow reads a naive one
+    as UTC, as `_as_datetime` does) go to Arrow as they are; else each value is converted."""
     if pa.types.is_timestamp(type_):
         if not all(v is None or isinstance(v, datetime) for v in values):
             values = [_as_datetime(v) if v is not None else None for v in values]
         return pa.array(values, type=type_)
     if type_ != pa.string():
         return pa.array(values, type=type_)
-    if not all(v is None or (type(v) is str and "\x00" not in v) for v in values):
+    if not all(v is None or (isinstance(v, str) and "\x00" not in v) for v in values):
         values = [_text(v) for v in values]
     return pa.array(values, type=type_)
 

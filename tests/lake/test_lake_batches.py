@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pyarrow as pa
 import pytest
 
+from catlas_assets.domain.vocabulary import Outcome
 from catlas_assets.errors import StorageError
 from resources.lake_batches import pack, to_arrow, unpack
 from resources.lake_tables import TABLES
@@ -58,9 +59,13 @@ def test_a_text_column_drops_nul_and_writes_documents_and_instants_as_text() -> 
 
 
 def test_the_table_has_the_lake_schema_and_missing_columns_are_null() -> None:
-    table = to_arrow(OBSERVATIONS, [_row(http_status=304, not_modified=True)])
+    table = to_arrow(
+        OBSERVATIONS,
+        [_row(http_status=304, not_modified=True, outcome=Outcome.NOT_MODIFIED)],
+    )
     assert table.schema == OBSERVATIONS.schema
     assert table.column("http_status").to_pylist() == [304]
+    assert table.column("outcome").to_pylist() == ["not_modified"]  # a StrEnum as its value
     assert table.column("content_hash").to_pylist() == [None]
     assert unpack(pack({"observations": table}))["observations"].equals(table)
 

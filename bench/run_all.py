@@ -13,13 +13,17 @@ ends within two minutes; its figures are a smoke test, not the ones to quote.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import http.server
 import json
 import os
 import statistics
 import subprocess
 import sys
+import tempfile
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,22 +75,77 @@ def run(cmd: list[str], what: str) -> None:
     print(f"== {what}: {time.perf_counter() - started:.0f} s", flush=True)
 
 
-def cpu_seconds(cmd: list[str], repeat: int) -> float:
-    """Median CPU (user + system) of a command's whole run, from wait4."""
+def cpu_seconds(cmd: list[str], repeat: int, env: dict[str, str] | None = None) -> float:
+    """Median CPU (user + system) of a command's whole run, from wait4, after one untimed
+    run (a first `robots check` also creates its state store). The command must succeed."""
     samples = []
-    for _ in range(repeat):
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        _, _, usage = os.wait4(proc.pid, 0)
-        samples.append(usage.ru_utime + usage.ru_stime)
+    for i in range(repeat + 1):
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        assert proc.stderr is not None
+        error = proc.stderr.read().decode(errors="replace")
+        proc.stderr.close()
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise SystemExit(f"{' '.join(cmd)} failed:\n{error[-2000:]}")
+        if i:
+            samples.append(usage.ru_utime + usage.ru_stime)
     return statistics.median(samples)
 
 
+# The floor beside `catlas robots check`: Python's own robots.txt reader, fetching the same
+# file and answering the same question, nothing else imported.
+ROBOTS_FLOOR = (
+    "import sys, urllib.robotparser as r; p = r.RobotFileParser(sys.argv[1]); p.read(); "
+    "sys.exit(0 if p.can_fetch('catlas', sys.argv[2]) else 1)"
+)
+
+
+@contextlib.contextmanager
+def robots_site() -> Iterator[int]:
+    """A local server answering every path with a small robots.txt; its port."""
+
+    class Robots(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = b"User-agent: *\nDisallow: /private/\nCrawl-delay: 1\n"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Robots)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def startup(repeat: int) -> dict[str, float]:
-    print("== CLI start-up: catlas --help beside scrapy --help", flush=True)
+    print("== CLI start-up: catlas --help beside scrapy --help; catlas robots check", flush=True)
     scrapy = [str(PEERS_PYTHON), "-m", "scrapy", "--help"]
+    with robots_site() as port, tempfile.TemporaryDirectory(prefix="catlas-startup-") as tmp:
+        hosts = Path(tmp) / "hosts"
+        hosts.write_text(f"127.0.0.1:{port} startup.test\n")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CATLAS_")}
+        env.update(CATLAS_STATE_DIR=str(Path(tmp) / "state"), CATLAS_HOSTS=str(hosts))
+        robots = cpu_seconds(
+            [str(CATLAS), "robots", "check", "http://startup.test/jobs/1"], repeat, env
+        )
+        floor = cpu_seconds(
+            [sys.executable, "-c", ROBOTS_FLOOR, f"http://127.0.0.1:{port}/robots.txt",
+             f"http://127.0.0.1:{port}/jobs/1"], repeat,
+        )  # fmt: skip
     return {
         "catlas_help_cpu_s": cpu_seconds([str(CATLAS), "--help"], repeat),
         "scrapy_help_cpu_s": cpu_seconds(scrapy, repeat),
+        "catlas_robots_check_cpu_s": robots,
+        "python_robotparser_cpu_s": floor,
         "repeat": repeat,
     }
 
@@ -171,6 +230,9 @@ def rows(
             due["peer_min_ms"], "plain min()", "< 1,000 ms", lambda c, r: c < 1000, 2),
         Row("catlas --help, CPU s", cli["catlas_help_cpu_s"], cli["scrapy_help_cpu_s"],
             "scrapy --help", "< 0.3 s", lambda c, r: c < 0.3, 2),
+        Row("catlas robots check (a local robots.txt), CPU s",
+            cli.get("catlas_robots_check_cpu_s"), cli.get("python_robotparser_cpu_s"),
+            "urllib.robotparser", "< 0.3 s", lambda c, r: c < 0.3, 2),
         Row("refresh: mean detection delay, h (rate_estimate / Nutch)",
             pol["rate_estimate"]["mean_delay_h"], pol["nutch"]["mean_delay_h"], "Nutch adaptive",
             "≤ 0.55×", lambda c, r: r <= 0.55, 2),

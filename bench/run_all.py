@@ -80,13 +80,14 @@ def cpu_seconds(cmd: list[str], repeat: int, env: dict[str, str] | None = None) 
     run (a first `robots check` also creates its state store). The command must succeed."""
     samples = []
     for i in range(repeat + 1):
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-        _, status, usage = os.wait4(proc.pid, 0)
-        assert proc.stderr is not None
-        error = proc.stderr.read().decode(errors="replace")
-        proc.stderr.close()
-        if os.waitstatus_to_exitcode(status) != 0:
-            raise SystemExit(f"{' '.join(cmd)} failed:\n{error[-2000:]}")
+        # A file, not a pipe: a command that writes much to stderr never blocks on it.
+        with tempfile.TemporaryFile() as err:
+            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env)
+            _, status, usage = os.wait4(proc.pid, 0)
+            if os.waitstatus_to_exitcode(status) != 0:
+                err.seek(0)
+                error = err.read().decode(errors="replace")
+                raise SystemExit(f"{' '.join(cmd)} failed:\n{error[-2000:]}")
         if i:
             samples.append(usage.ru_utime + usage.ru_stime)
     return statistics.median(samples)

@@ -42,6 +42,8 @@ _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 # sub-delimiters include "*" and "$", the pattern syntax of robots.txt rules.
 _ALLOWED_RAW = _UNRESERVED | frozenset("!$&'()*+,;=:@/?%")
 _PERCENT = re.compile(r"%([0-9A-Fa-f]{2})")
+# Text made of `_ALLOWED_RAW` alone, "%" left out: it normalises to itself (most paths do).
+_AS_IS = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/?]*")
 _TOKEN = re.compile(r"[A-Za-z_-]+")
 
 
@@ -254,6 +256,11 @@ def _float(value: str) -> float | None:
 
 def _normalize(text: str) -> str:
     """Percent-encoding normalisation of RFC 9309 2.2.2 (both for URLs and for rules)."""
+    return text if _AS_IS.fullmatch(text) else _normalize_each(text)
+
+
+def _normalize_each(text: str) -> str:
+    """`_normalize`, character by character."""
     out: list[str] = []
     i = 0
     while i < len(text):

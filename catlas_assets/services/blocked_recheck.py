@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
+from catlas_assets.services import event_loop
 from catlas_assets.services.runtime import Runtime
 from resources.governor import Postponed
 from resources.state.blocked_sensors import BlockedSensors
@@ -31,7 +32,7 @@ def recheck_blocked(runtime: Runtime, *, limit: int | None = None) -> Recheck:
     due = blocked.due(runtime.clock.now(), limit or runtime.settings.robots_recheck_batch)
     if not due:
         return Recheck()
-    return asyncio.run(_recheck(runtime, blocked, due))
+    return event_loop.run(_recheck(runtime, blocked, due))
 
 
 async def _recheck(runtime: Runtime, blocked: BlockedSensors, due: list[dict]) -> Recheck:

@@ -57,6 +57,7 @@ from catlas_assets.domain.surfaces_from_robots import robots_candidates
 from catlas_assets.domain.taxonomy import PROBE_PATHS, SUBDOMAIN_SURFACES
 from catlas_assets.domain.urls import normalize_website, registrable_domain
 from catlas_assets.domain.vocabulary import DiscoveryMethod, FailureClass, OnboardingStatus, Surface
+from catlas_assets.services import event_loop
 from catlas_assets.services.runtime import Runtime
 from resources.fetcher import Fetcher
 from resources.resolver import ResolutionError, UnsafeDestination
@@ -590,4 +591,4 @@ def discover_company(
         async with runtime.fetcher(governed=not dry_run) as fetcher:
             return await discover_async(runtime, website, fetcher)
 
-    return asyncio.run(_run())
+    return event_loop.run(_run())

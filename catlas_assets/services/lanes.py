@@ -43,6 +43,7 @@ from multiprocessing.process import BaseProcess
 from typing import Any
 
 from catlas_assets.domain.pipeline_data import SensorState
+from catlas_assets.services import event_loop
 from catlas_assets.services.commit_groups import GroupCommitter
 from catlas_assets.services.pipeline import SensorRunResult, run_sensor
 from catlas_assets.services.runtime import Runtime
@@ -282,7 +283,7 @@ def lane_main(
     )
     runtime.observe_pool.start_forked()  # this process runs one thread until its loop starts
     try:
-        asyncio.run(_serve(runtime, sock, run_id))
+        event_loop.run(_serve(runtime, sock, run_id))
     finally:
         runtime.close()
         os._exit(0)  # nothing of the tick's process to tear down in this one

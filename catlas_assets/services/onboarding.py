@@ -32,7 +32,7 @@ from catlas_assets.domain.vocabulary import (
     Stop,
 )
 from catlas_assets.ids import new_id
-from catlas_assets.services import lake_sync
+from catlas_assets.services import event_loop, lake_sync
 from catlas_assets.services.catalog import resolve_company
 from catlas_assets.services.discovery import DiscoveryResult, discover_async
 from catlas_assets.services.run_control import RunControl
@@ -276,7 +276,7 @@ def _run_jobs(
                 on_company(outcome)
         return outcomes
 
-    return (asyncio.run(run_all()) if jobs else []), not_reached
+    return (event_loop.run(run_all()) if jobs else []), not_reached
 
 
 def _finish(

@@ -35,7 +35,7 @@ from catlas_assets.domain.vocabulary import (
     Surface,
 )
 from catlas_assets.errors import CatlasError
-from catlas_assets.services import lake_sync
+from catlas_assets.services import event_loop, lake_sync
 from catlas_assets.services.pipeline import run_sensor, sensor_state
 from catlas_assets.services.run_control import RunControl
 from catlas_assets.services.runs import RunRecorder, RunReport, unstarted_report
@@ -149,7 +149,7 @@ def repair_pass(
                     continue  # claimed by a worker right now: its run decides, not ours
         return attempts, Stop.QUEUE_EMPTY
 
-    attempts, stop = asyncio.run(go())
+    attempts, stop = event_loop.run(go())
     if recorder is None:
         return RepairResult(attempts, None, True)
     lake_sync.flush(runtime)

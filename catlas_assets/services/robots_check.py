@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 
 from catlas_assets.domain.robots import Decision
 from catlas_assets.domain.urls import check_url
+from catlas_assets.services import event_loop
 from catlas_assets.services.runtime import Runtime
 from resources.robots_gate import RobotsEntry
 
@@ -49,6 +49,6 @@ def check_robots(runtime: Runtime, url: str, agent: str | None = None) -> Robots
         async with runtime.fetcher(governed=False) as fetcher:
             return await fetcher.robots_for(url)
 
-    entry = asyncio.run(go())
+    entry = event_loop.run(go())
     decision = None if entry.unavailable else entry.robots.decide(url, agent)
     return RobotsCheck(url, agent, entry, decision)

@@ -13,7 +13,7 @@ from catlas_assets.domain.vocabulary import (
     RunKind,
     Stop,
 )
-from catlas_assets.services import lake_sync
+from catlas_assets.services import event_loop, lake_sync
 from catlas_assets.services.pipeline import SensorRunResult, run_sensor, sensor_state
 from catlas_assets.services.run_control import RunControl
 from catlas_assets.services.runs import RunRecorder, RunReport, unstarted_report
@@ -56,7 +56,7 @@ def run_one(
             )
 
     try:
-        result = asyncio.run(go())
+        result = event_loop.run(go())
     except TimeoutError:
         # The deadline: the claim goes back to the queue at once, the run is interrupted.
         runtime.store.release_claims([sensor_id], runtime.worker)

@@ -37,7 +37,7 @@ from catlas_assets.domain.vocabulary import (
     Stop,
 )
 from catlas_assets.errors import CatlasError, NotFoundError
-from catlas_assets.services import dimensions, lake_sync
+from catlas_assets.services import dimensions, event_loop, lake_sync
 from catlas_assets.services.dead_runs import settle
 from catlas_assets.services.notify import announce_run, announce_start
 from catlas_assets.services.run_control import RunControl
@@ -135,9 +135,9 @@ def run_site_crawl(
     _release_orphans(runtime, recorder.run_id)
     try:
         if prepared.spec.command is Command.PROCESS:
-            asyncio.run(_process(state, prepared))
+            event_loop.run(_process(state, prepared))
         else:
-            asyncio.run(_crawl(state, prepared, control, guard))
+            event_loop.run(_crawl(state, prepared, control, guard))
     except Exception as exc:
         message = " ".join(f"{type(exc).__name__}: {exc}".split())[:500]
         lake_sync.flush(runtime, run_id=recorder.run_id)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import gc
 import time
 from collections import Counter
@@ -23,7 +22,7 @@ from catlas_assets.domain.vocabulary import (
     Stop,
 )
 from catlas_assets.errors import StorageError
-from catlas_assets.services import lake_sync
+from catlas_assets.services import event_loop, lake_sync
 from catlas_assets.services.blocked_recheck import recheck_blocked
 from catlas_assets.services.claimed_work import (
     ClaimedResult,
@@ -112,7 +111,7 @@ def _tick(
         sensors = [sensor_state(row) for row in claimed]  # each one's domain computed once
         if claimed:
             try:
-                done = asyncio.run(
+                done = event_loop.run(
                     run_claimed(
                         runtime, sensors, recorder.run_id, guard, control, on_sensor_done, lanes
                     )

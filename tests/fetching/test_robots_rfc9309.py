@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from catlas_assets.domain import robots
 from catlas_assets.domain.robots import (
     MAX_PARSE_BYTES,
     RobotsTxt,
@@ -243,3 +246,25 @@ def test_disallow_all_is_the_unavailable_answer_and_spares_robots_txt() -> None:
     assert not blocked.allowed("/", UA)
     assert blocked.allowed("/robots.txt", UA)
     assert RobotsTxt.allow_all().allowed("/anything", UA)
+
+
+# -- the path that needs no normalising ------------------------------------------------------
+# Mostly the characters of paths and rules, so that the fast path and the loop both run.
+_PATHLIKE = st.lists(
+    st.sampled_from([*"abcXYZ019-._~!$&'()*+,;=:@/?%#[] é中\x00", "%2f", "%7E", "%4"]),
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(_PATHLIKE)
+def test_text_returned_as_is_is_what_the_character_by_character_loop_makes(text: str) -> None:
+    assert robots._normalize(text) == robots._normalize_each(text)
+
+
+def test_a_plain_path_is_returned_as_is_and_anything_else_goes_through_the_loop() -> None:
+    plain = "/careers/jobs?team=eng&page=2;x=$*"
+    assert robots._AS_IS.fullmatch(plain)
+    assert match_target(plain) == plain
+    # "%" (a lowercase escape is uppercased, an unreserved one decoded), a space, non-ASCII:
+    assert match_target("/a%2fb%7Ec d/é") == "/a%2Fb~c%20d/%C3%A9"

@@ -43,7 +43,7 @@ _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 _ALLOWED_RAW = _UNRESERVED | frozenset("!$&'()*+,;=:@/?%")
 _PERCENT = re.compile(r"%([0-9A-Fa-f]{2})")
 # Text made of `_ALLOWED_RAW` alone, "%" left out: it normalises to itself (most paths do).
-_AS_IS = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@/?]*")
+_AS_IS = re.compile(f"[{re.escape(''.join(sorted(_ALLOWED_RAW - {'%'})))}]*")
 _TOKEN = re.compile(r"[A-Za-z_-]+")
 
 

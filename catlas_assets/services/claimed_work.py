@@ -36,6 +36,8 @@ POLL_S = 0.05
 
 # Runs one sensor with the seed of its schedule's jitter (drawn in claim order).
 RunOne = Callable[[SensorState, int], Awaitable[SensorRunResult]]
+# Claims the rest of a batch (in a thread: the loop goes on running the first part).
+ClaimRest = Callable[[], Awaitable[list[SensorState]]]
 
 
 @dataclass
@@ -82,9 +84,16 @@ async def run_claimed(
     control: RunControl,
     on_sensor_done: Callable[[SensorRunResult], None] | None = None,
     lanes: Lanes | None = None,
+    *,
+    more: ClaimRest | None = None,
 ) -> ClaimedResult:
-    """Run `claimed` (in `lanes` when given, see `lanes_for`), under `guard`."""
-    count = max(1, min(runtime.settings.fetch_concurrency, len(claimed)))
+    """Run `claimed` (in `lanes` when given, see `lanes_for`), under `guard`.
+
+    `more`, when given, claims the rest of the batch while the first sensors run; what it
+    returns is appended to `claimed` (the caller's list: it releases what it holds) and
+    queued after them, in its claim order."""
+    fetch_concurrency = runtime.settings.fetch_concurrency
+    count = max(1, fetch_concurrency if more else min(fetch_concurrency, len(claimed)))
     # What the runs hand to threads waits on the disk or the store's lock, not the CPU:
     # one thread per run in flight, so an archive write never queues behind a budget
     # reservation waiting for a group commit (the default pool has cores + 4 threads).
@@ -94,9 +103,15 @@ async def run_claimed(
     in_flight: dict[asyncio.Task[Any], SensorState] = {}
     async with _runner(runtime, run_id, lanes, claimed, lambda: len(in_flight)) as run_one:
         batch = _Batch(runtime, claimed, guard, control, on_sensor_done, run_one, in_flight)
+        feeder = None
+        if more is not None:
+            batch.awaiting_more = True  # before any worker looks at the queue
+            feeder = asyncio.create_task(batch.feed(more, claimed, lanes))
         workers = [asyncio.create_task(batch.worker()) for _ in range(count)]
         watcher = asyncio.create_task(batch.watch(workers))
         outcomes = await asyncio.gather(*workers, return_exceptions=True)
+        if feeder is not None:  # what it claimed is in `claimed` before anything is released
+            outcomes += await asyncio.gather(feeder, return_exceptions=True)
         watcher.cancel()
         await asyncio.gather(watcher, return_exceptions=True)
     result = batch.result
@@ -170,6 +185,21 @@ class _Batch:
         self.queue: deque[SensorState] = deque(claimed)
         self.changed = asyncio.Condition()
         self.in_flight = in_flight
+        self.awaiting_more = False  # the rest of the claim is on its way: an empty queue waits
+
+    async def feed(self, more: ClaimRest, claimed: list[SensorState], lanes: Lanes | None) -> None:
+        """Queue the rest of the claim when it comes (if the run has stopped meanwhile, no
+        worker takes it: it is released with whatever else was not reached)."""
+        try:
+            sensors = await more()
+            claimed.extend(sensors)
+            if lanes is not None:
+                lanes.add(sensors)
+            self.queue.extend(sensors)
+        finally:
+            self.awaiting_more = False
+            async with self.changed:
+                self.changed.notify_all()
 
     async def release(self, ids: list[int]) -> None:
         if ids:
@@ -192,8 +222,13 @@ class _Batch:
                 reason = self.control.interruption()
                 if reason is not None:
                     guard.interrupt(reason)  # seen before the watcher's next poll
-                if guard.stopped or not self.queue:
+                if guard.stopped:
                     return None
+                if not self.queue:
+                    if not self.awaiting_more:
+                        return None
+                    await self.changed.wait()
+                    continue
                 sensor = self.queue[0]
                 if sensor.domain in guard.stopped_domains:
                     self.queue.popleft()

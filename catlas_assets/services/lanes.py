@@ -12,9 +12,9 @@ verdict and the lake flush at the end.
 
 Each registrable domain is one lane's for the whole tick, so a domain's concurrency, its
 spacing and its leased budget units stay one process's business, as without lanes (spaced
-domains also take turns in the store). Domains are dealt before the tick starts, the one
-with the most sensors first, each to the lane with the fewest sensors so far: the shares
-come out even however the domains are sized.
+domains also take turns in the store). Domains are dealt as the claim comes in (its first
+part, then the rest), the one with the most sensors first, each to the lane with the fewest
+sensors so far: the shares come out even however the domains are sized.
 
 A lane commits as the tick's worker (the claims are the tick's) and draws nothing at random
 itself: each sensor's seed is drawn by the tick in claim order, as in one process. A lane
@@ -35,7 +35,7 @@ import signal
 import socket
 import struct
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -62,16 +62,28 @@ def lane_count(setting: int, cpus: int | None = None) -> int:
     return per_core(setting, MAX_AUTO_LANES, cpus)
 
 
-def deal(sensors: Iterable[SensorState], lanes: int) -> dict[str, int]:
+def deal(
+    sensors: Iterable[SensorState],
+    lanes: int,
+    dealt: Mapping[str, int] | None = None,
+    load: Sequence[int] | None = None,
+) -> dict[str, int]:
     """Each registrable domain's lane: the largest domains first, each to the lane with the
-    fewest sensors so far (ties to the lowest lane; the same batch deals the same way)."""
+    fewest sensors so far (ties to the lowest lane; the same batch deals the same way).
+
+    A later part of a batch is dealt onto the earlier deal: a domain already `dealt` keeps
+    its lane, and `load` is the sensors each lane holds already."""
     sizes = Counter(s.domain for s in sensors)
-    load = [0] * lanes
-    route: dict[str, int] = {}
-    for domain, size in sorted(sizes.items(), key=lambda item: (-item[1], item[0])):
-        lane = min(range(lanes), key=lambda i: (load[i], i))
+    route = dict(dealt or {})
+    held = list(load or [0] * lanes)
+    for domain, size in sizes.items():
+        if domain in route:
+            held[route[domain]] += size
+    new = [(domain, size) for domain, size in sizes.items() if domain not in route]
+    for domain, size in sorted(new, key=lambda item: (-item[1], item[0])):
+        lane = min(range(lanes), key=lambda i: (held[i], i))
         route[domain] = lane
-        load[lane] += size
+        held[lane] += size
     return route
 
 
@@ -103,6 +115,7 @@ class Lanes:
         self._runtime = runtime
         self._run_id = run_id
         self._route: dict[str, int] = {}
+        self._load = [0] * count  # the sensors dealt to each lane
         self._count = count
         self._lanes: list[_Lane] = []
         self._keys = itertools.count()
@@ -127,11 +140,17 @@ class Lanes:
 
     async def connect(self, sensors: list[SensorState]) -> None:
         """Attach the lanes to the running loop, and deal them the batch's domains."""
-        self._route = deal(sensors, self._count)
+        self.add(sensors)
         for lane in self._lanes:
             reader, writer = await asyncio.open_connection(sock=lane.sock)
             lane.sender = _Sender(writer)
             lane.listening = asyncio.create_task(self._listen(lane, reader))
+
+    def add(self, sensors: list[SensorState]) -> None:
+        """Deal the domains of more of the batch (the rest of a claim that came in parts)."""
+        self._route = deal(sensors, self._count, self._route, self._load)
+        for sensor in sensors:
+            self._load[self._route[sensor.domain]] += 1
 
     def end(self) -> None:
         """Wait for the lanes that finished (`aclose`) to exit, and end any other at once (the

@@ -5,42 +5,30 @@ claim fails the tick with every claim released (real fixture web, SQLite and Pos
 
 from __future__ import annotations
 
-import random
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from catlas_assets.domain.pipeline_data import SensorState
-from catlas_assets.domain.vocabulary import SensorStatus, Stop
+from catlas_assets.domain.vocabulary import Stop
 from catlas_assets.errors import StorageError
 from catlas_assets.services.lanes import deal
 from catlas_assets.services.run_control import RunControl
 from catlas_assets.services.runtime import Runtime
 from catlas_assets.services.tick import first_part, run_tick
 from catlas_assets.settings import Settings
-from fixture_web import DEFAULT_NOW, FixtureWeb
-from resources.clock import VirtualClock
-from tests.scheduler.helpers import FAST, LOAD, add_sensors
-
-SITES = ("http://swarm-load.com", "http://kestrel-labs.com", "http://brickwall-hosting.com")
-
-
-def _sensor(i: int, domain: str) -> SensorState:
-    return SensorState(
-        id=i, company_id=1, surface="products", url=f"http://{domain}/{i}",
-        connector="generic_html", status=SensorStatus.ACTIVE, base_interval_s=3600,
-        current_interval_s=3600, quality_score=50.0, domain=domain,
-    )  # fmt: skip
+from fixture_web import FixtureWeb
+from tests.scheduler.helpers import FAST, LOAD, SITES, add_sensors, sensor_on, tick_runtime
 
 
 def test_the_rest_of_a_batch_is_dealt_onto_the_first_part() -> None:
-    first = [_sensor(i, "a.com") for i in range(4)] + [_sensor(9, "b.com")]
+    first = [sensor_on(i, "a.com") for i in range(4)] + [sensor_on(9, "b.com")]
     route = deal(first, 2)
     assert route == {"a.com": 0, "b.com": 1}
-    rest = [_sensor(10 + i, d) for i, d in enumerate(["a.com"] * 3 + ["c.com"] * 2 + ["d.com"])]
+    rest = [sensor_on(10 + i, d) for i, d in enumerate(["a.com"] * 3 + ["c.com"] * 2 + ["d.com"])]
     more = deal(rest, 2, route, [4, 1])
     # a.com keeps its lane (now 7 there); c.com (2) goes to the lighter lane 1, d.com too.
     assert more == {"a.com": 0, "b.com": 1, "c.com": 1, "d.com": 1}
@@ -52,26 +40,15 @@ def test_the_first_part_is_two_sensors_for_each_run_in_flight() -> None:
     assert first_part(Settings().with_overrides(fetch_concurrency=1)) == 2
 
 
-def _runtime(tmp_path: Path, web: FixtureWeb, name: str, **overrides: object) -> Runtime:
-    settings = Settings(
-        state_dir=str(tmp_path / name),
-        hosts=str(web.write_hosts_file(tmp_path / "hosts")),
-        fetch_retries=0,
-    ).with_overrides(**FAST, **overrides)
-    return Runtime(settings, clock=VirtualClock(DEFAULT_NOW), rng=random.Random(7))
-
-
-def _claims(runtime: Runtime) -> list[int]:
-    """Record the limit of every claim the tick makes."""
-    limits: list[int] = []
+def _before_each_claim(runtime: Runtime, before: Callable[[int], None]) -> None:
+    """Call `before(limit)` ahead of every claim the tick makes (it may raise)."""
     claim = runtime.store.claim_due
 
-    def recorded(**kwargs: Any) -> list[dict[str, Any]]:
-        limits.append(kwargs["limit"])
+    def wrapped(**kwargs: Any) -> list[dict[str, Any]]:
+        before(kwargs["limit"])
         return claim(**kwargs)
 
-    runtime.store.claim_due = recorded  # type: ignore[method-assign]
-    return limits
+    runtime.store.claim_due = wrapped  # type: ignore[method-assign]
 
 
 @pytest.mark.parametrize("lanes", [0, 2])
@@ -82,14 +59,15 @@ def test_a_batch_claimed_in_parts_ends_as_one_claim_does(
     drawn in claim order, and the rest comes after the first part)."""
     finals = {}
     for name, concurrency in (("whole", 16), ("parts", 2)):
-        runtime = _runtime(
+        runtime = tick_runtime(
             tmp_path, web, f"{name}-{lanes}", lanes=lanes, lane_min_batch=1,
             fetch_concurrency=concurrency,
         )  # fmt: skip
         try:
             for site in SITES:
                 add_sensors(runtime, site, 6)
-            limits = _claims(runtime)
+            limits: list[int] = []
+            _before_each_claim(runtime, limits.append)
             report = run_tick(runtime).report
             rows = [runtime.store.sensor(i) for i in range(1, 19)]
             assert all(r["claimed_at"] is None for r in rows)
@@ -111,17 +89,15 @@ def test_the_rest_claimed_after_the_run_stopped_is_released_unrun(
 ) -> None:
     runtime = make_runtime(database_url, **FAST, fetch_concurrency=1)
     ids = add_sensors(runtime, LOAD, 6)
-    claim = runtime.store.claim_due
     control = RunControl(deadline_s=0.5)
 
-    def late(**kwargs: Any) -> list[dict[str, Any]]:
-        if kwargs["limit"] != 2:  # the rest: claimed once the deadline has stopped the run
+    def late(limit: int) -> None:
+        if limit != 2:  # the rest: claimed once the deadline has stopped the run
             while not control.deadline_passed():
                 time.sleep(0.02)
             time.sleep(0.1)  # the watcher has seen it
-        return claim(**kwargs)
 
-    runtime.store.claim_due = late  # type: ignore[method-assign]
+    _before_each_claim(runtime, late)
     report = run_tick(runtime, control=control).report
 
     assert report.stop is Stop.INTERRUPTED
@@ -137,16 +113,14 @@ def test_a_failing_claim_of_the_rest_fails_the_tick_and_releases_every_claim(
 ) -> None:
     runtime = make_runtime(database_url, **FAST, fetch_concurrency=1)
     ids = add_sensors(runtime, LOAD, 5)
-    claim = runtime.store.claim_due
     calls: list[str] = []
 
-    def broken(**kwargs: Any) -> list[dict[str, Any]]:
+    def broken(limit: int) -> None:
         calls.append(threading.current_thread().name)
-        if kwargs["limit"] != 2:
+        if limit != 2:
             raise StorageError("the state database went away")
-        return claim(**kwargs)
 
-    runtime.store.claim_due = broken  # type: ignore[method-assign]
+    _before_each_claim(runtime, broken)
     with pytest.raises(StorageError, match="went away"):
         run_tick(runtime)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import random
 import signal
 import threading
 import time
@@ -13,33 +12,30 @@ from pathlib import Path
 
 import pytest
 
-from catlas_assets.domain.pipeline_data import SensorState
-from catlas_assets.domain.vocabulary import RunOutcome, SensorStatus, Stop
+from catlas_assets.domain.vocabulary import RunOutcome, Stop
 from catlas_assets.services import catalog
 from catlas_assets.services.lanes import LaneDied, deal, lane_count
 from catlas_assets.services.run_control import RunControl
 from catlas_assets.services.runtime import Runtime
 from catlas_assets.services.tick import run_tick
-from catlas_assets.settings import Settings
-from fixture_web import DEFAULT_NOW, FixtureWeb
-from resources.clock import VirtualClock
-from tests.scheduler.helpers import FAST, LOAD, WALL, add_sensors, page_requests
+from fixture_web import FixtureWeb
+from tests.scheduler.helpers import (
+    FAST,
+    LOAD,
+    SITES,
+    WALL,
+    add_sensors,
+    page_requests,
+    sensor_on,
+    tick_runtime,
+)
 
 LANES = {"lanes": 2, "lane_min_batch": 1}
-SITES = ("http://swarm-load.com", "http://kestrel-labs.com", "http://brickwall-hosting.com")
-
-
-def _sensor(i: int, domain: str) -> SensorState:
-    return SensorState(
-        id=i, company_id=1, surface="products", url=f"http://{domain}/{i}",
-        connector="generic_html", status=SensorStatus.ACTIVE, base_interval_s=3600,
-        current_interval_s=3600, quality_score=50.0, domain=domain,
-    )  # fmt: skip
 
 
 def test_domains_are_dealt_whole_the_largest_first_to_the_lightest_lane() -> None:
     sizes = {"a.com": 5, "b.com": 3, "c.com": 3, "d.com": 2, "e.com": 1}
-    sensors = [_sensor(i, d) for d, n in sizes.items() for i in range(n)]
+    sensors = [sensor_on(i, d) for d, n in sizes.items() for i in range(n)]
     route = deal(sensors, 2)
     load = [sum(sizes[d] for d, lane in route.items() if lane == n) for n in range(2)]
     assert sorted(load) == [7, 7]  # a + d (7) against b + c + e (7)
@@ -55,21 +51,12 @@ def test_lanes_are_one_per_core_at_most_eight_and_none_on_one_core() -> None:
     assert lane_count(0, cpus=64) == 0 and lane_count(3, cpus=1) == 3
 
 
-def _runtime(tmp_path: Path, web: FixtureWeb, name: str, **overrides: object) -> Runtime:
-    settings = Settings(
-        state_dir=str(tmp_path / name),
-        hosts=str(web.write_hosts_file(tmp_path / "hosts")),
-        fetch_retries=0,
-    ).with_overrides(**FAST, **overrides)
-    return Runtime(settings, clock=VirtualClock(DEFAULT_NOW), rng=random.Random(7))
-
-
 def test_a_tick_in_lanes_stores_what_one_process_stores(tmp_path: Path, web: FixtureWeb) -> None:
     """The same sensors, the same seed: every sensor ends in the same state, next run
     included (each one's jitter is drawn in claim order by the tick, not by its lane)."""
     finals = {}
     for name, lanes in (("one", {"lanes": 0}), ("lanes", LANES)):
-        runtime = _runtime(tmp_path, web, name, **lanes)
+        runtime = tick_runtime(tmp_path, web, name, **lanes)
         try:
             for site in SITES:
                 add_sensors(runtime, site, 6)
@@ -93,7 +80,7 @@ def test_a_claim_that_comes_back_too_small_for_lanes_runs_in_the_tick_process(
 ) -> None:
     """The lanes start before the claim, from a count of what is due; another worker that
     claims part of it meanwhile leaves a batch that runs in the tick's own process."""
-    runtime = _runtime(tmp_path, web, "raced", lanes=2, lane_min_batch=10)
+    runtime = tick_runtime(tmp_path, web, "raced", lanes=2, lane_min_batch=10)
     try:
         ids = add_sensors(runtime, SITES[0], 12)
         claim = runtime.store.claim_due

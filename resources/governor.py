@@ -33,7 +33,7 @@ import itertools
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -74,6 +74,7 @@ class _Domain:
     leased_at: float = 0.0  # monotonic
     lease_day: str = ""
     recorded_delay: tuple[float | None] | None = None  # (delay,) the store was last told
+    leasing: asyncio.Future[None] | None = None  # a lease taken with others (`lease`)
 
 
 # A lease older than this is given back before new units are taken: blocks and budget
@@ -105,6 +106,7 @@ class DomainGovernor:
         self._domains: dict[str, _Domain] = {}
         self._holder = uuid.uuid4().hex[:12]  # names this governor's turns in the store
         self._turns = itertools.count(1)
+        self._leasing: set[asyncio.Task[None]] = set()
 
     def _domain(self, domain: str) -> _Domain:
         state = self._domains.get(domain)
@@ -243,9 +245,61 @@ class DomainGovernor:
         left, state.leased = state.leased, 0
         return left
 
+    def lease(self, domains: Iterable[str]) -> None:
+        """Take the leases of `domains` together, in one store transaction, before their first
+        requests (which wait for it): a worker that starts many domains at once took one
+        write transaction each, one after the other on the store's write lock. Domains with
+        a usable lease, a spacing, or a lease under way are left out; one the store refuses
+        (blocked, spent) gets nothing here, and its first request hears why."""
+        if self.budgets is None:
+            return
+        day = budget_day(self.now())
+        wanted = []
+        for domain in dict.fromkeys(domains):
+            state = self._domain(domain)
+            if (
+                state.leasing is None
+                and not state.refill.locked()
+                and not self._lease_usable(state, day)
+                and self.spacing_for(domain) == 0
+            ):
+                wanted.append(domain)
+        if not wanted:
+            return
+        done = asyncio.get_running_loop().create_future()
+        for domain in wanted:
+            self._domains[domain].leasing = done
+        task = asyncio.create_task(self._lease(wanted, day, done))
+        self._leasing.add(task)
+        task.add_done_callback(self._leasing.discard)
+
+    async def _lease(self, domains: list[str], day: str, done: asyncio.Future[None]) -> None:
+        assert self.budgets is not None
+        budgets, now, units = self.budgets, self.now(), self.config.budget_lease
+        try:
+            reservations = await write_from_loop(
+                budgets.store,
+                lambda wait: budgets.reserve_many(domains, now, units=units, wait=wait),
+            )
+            for domain, reservation in reservations.items():
+                state = self._domains[domain]
+                self._heard_delay(state, reservation)
+                if reservation.granted:
+                    state.leased, state.leased_at, state.lease_day = (
+                        reservation.units, time.monotonic(), day,
+                    )  # fmt: skip
+        except Exception as exc:  # each domain's first request then takes its own lease
+            log.warning("leases of %d domains not taken together (%s)", len(domains), exc)
+        finally:
+            for domain in domains:
+                self._domains[domain].leasing = None
+            done.set_result(None)
+
     async def _take_unit(self, domain: str, state: _Domain) -> None:
         """Take a budget unit of a domain with no spacing, from a lease when one is left."""
         assert self.budgets is not None
+        if state.leasing is not None:
+            await asyncio.shield(state.leasing)  # taken with other domains' (`lease`)
         day = budget_day(self.now())
         if self._lease_usable(state, day):
             state.leased -= 1
@@ -282,6 +336,8 @@ class DomainGovernor:
         """Give every unused leased unit back to its domain's budget."""
         if self.budgets is None:
             return
+        if self._leasing:  # what they take is given back with the rest
+            await asyncio.gather(*self._leasing, return_exceptions=True)
         now = self.now()
         day = budget_day(now)
         unused: dict[str, int] = {}

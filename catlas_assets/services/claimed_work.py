@@ -38,6 +38,9 @@ POLL_S = 0.05
 RunOne = Callable[[SensorState, int], Awaitable[SensorRunResult]]
 # Claims the rest of a batch (in a thread: the loop goes on running the first part).
 ClaimRest = Callable[[], Awaitable[list[SensorState]]]
+# Readies the runner for more of the batch: its lanes deal the new domains, and a
+# governor takes their budget leases together.
+AddSensors = Callable[[list[SensorState]], None]
 
 
 @dataclass
@@ -101,12 +104,12 @@ async def run_claimed(
         ThreadPoolExecutor(max_workers=count, thread_name_prefix="catlas-run")
     )
     in_flight: dict[asyncio.Task[Any], SensorState] = {}
-    async with _runner(runtime, run_id, lanes, claimed, lambda: len(in_flight)) as run_one:
+    async with _runner(runtime, run_id, lanes, claimed, lambda: len(in_flight)) as (run_one, add):
         batch = _Batch(runtime, claimed, guard, control, on_sensor_done, run_one, in_flight)
         feeder = None
         if more is not None:
             batch.awaiting_more = True  # before any worker looks at the queue
-            feeder = asyncio.create_task(batch.feed(more, claimed, lanes))
+            feeder = asyncio.create_task(batch.feed(more, claimed, add))
         workers = [asyncio.create_task(batch.worker()) for _ in range(count)]
         watcher = asyncio.create_task(batch.watch(workers))
         outcomes = await asyncio.gather(*workers, return_exceptions=True)
@@ -132,14 +135,14 @@ async def _runner(
     lanes: Lanes | None,
     claimed: list[SensorState],
     in_flight: Callable[[], int],
-) -> AsyncIterator[RunOne]:
+) -> AsyncIterator[tuple[RunOne, AddSensors]]:
     """Where this batch's sensors run: its lanes, or this process (`in_flight` counts its
-    runs under way). On the way out every run handed over has been committed (or
-    cancelled)."""
+    runs under way), with what readies it for more of the batch. On the way out every run
+    handed over has been committed (or cancelled)."""
     if lanes is not None:
         try:
             await lanes.connect(claimed)
-            yield lanes.run
+            yield lanes.run, lanes.add
         finally:
             await lanes.aclose()
         return
@@ -157,8 +160,13 @@ async def _runner(
                 runtime, fetcher, sensor, run_id, committer=committer, seed=seed
             )
 
+        def add(sensors: list[SensorState]) -> None:
+            if fetcher.governor is not None:
+                fetcher.governor.lease(s.domain for s in sensors)
+
+        add(claimed)
         try:
-            yield run_one
+            yield run_one, add
         finally:
             await committer.aclose()
 
@@ -187,14 +195,13 @@ class _Batch:
         self.in_flight = in_flight
         self.awaiting_more = False  # the rest of the claim is on its way: an empty queue waits
 
-    async def feed(self, more: ClaimRest, claimed: list[SensorState], lanes: Lanes | None) -> None:
+    async def feed(self, more: ClaimRest, claimed: list[SensorState], add: AddSensors) -> None:
         """Queue the rest of the claim when it comes (if the run has stopped meanwhile, no
         worker takes it: it is released with whatever else was not reached)."""
         try:
             sensors = await more()
             claimed.extend(sensors)
-            if lanes is not None:
-                lanes.add(sensors)
+            add(sensors)
             self.queue.extend(sensors)
         finally:
             self.awaiting_more = False

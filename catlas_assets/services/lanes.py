@@ -18,7 +18,9 @@ sensors so far: the shares come out even however the domains are sized.
 
 A lane commits as the tick's worker (the claims are the tick's) and draws nothing at random
 itself: each sensor's seed is drawn by the tick in claim order, as in one process. A lane
-reads its sensors from a socket and answers each with its `SensorRunResult`; a sensor the
+is told its domains as they are dealt (it takes their budget leases together, before their
+first sensors come), reads its sensors from a socket and answers each with its
+`SensorRunResult`; a sensor the
 tick gives up (a second signal, the deadline) is cancelled in its lane. A lane that dies
 fails the tick (stop `error`); its claims are released like every sensor not finished. A
 lane whose tick process dies sees its socket close and exits.
@@ -140,17 +142,27 @@ class Lanes:
 
     async def connect(self, sensors: list[SensorState]) -> None:
         """Attach the lanes to the running loop, and deal them the batch's domains."""
-        self.add(sensors)
         for lane in self._lanes:
             reader, writer = await asyncio.open_connection(sock=lane.sock)
             lane.sender = _Sender(writer)
             lane.listening = asyncio.create_task(self._listen(lane, reader))
+        self.add(sensors)
 
     def add(self, sensors: list[SensorState]) -> None:
-        """Deal the domains of more of the batch (the rest of a claim that came in parts)."""
-        self._route = deal(sensors, self._count, self._route, self._load)
+        """Deal the domains of (more of) the batch, and tell each lane its new ones: it takes
+        their budget leases together before their first sensors come."""
+        dealt = self._route
+        self._route = deal(sensors, self._count, dealt, self._load)
         for sensor in sensors:
             self._load[self._route[sensor.domain]] += 1
+        new: dict[int, list[str]] = {}
+        for domain in dict.fromkeys(s.domain for s in sensors):
+            if domain not in dealt:
+                new.setdefault(self._route[domain], []).append(domain)
+        for index, domains in new.items():
+            lane = self._lanes[index]
+            if lane.sender is not None and not lane.closed:
+                lane.sender.send(("domains", None, domains))
 
     def end(self) -> None:
         """Wait for the lanes that finished (`aclose`) to exit, and end any other at once (the
@@ -346,6 +358,8 @@ async def _serve(runtime: Runtime, sock: socket.socket, run_id: str) -> None:
                 if kind == "run":
                     sensor, seed = rest
                     tasks[key] = asyncio.create_task(one(key, sensor, seed))
+                elif kind == "domains" and fetcher.governor is not None:
+                    fetcher.governor.lease(rest[0])
                 elif kind == "cancel" and key in tasks:
                     tasks[key].cancel()
                 elif kind == "close":

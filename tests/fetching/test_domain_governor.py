@@ -359,3 +359,101 @@ def test_a_spent_budget_postpones_a_spaced_domain_without_a_turn(budgets: Domain
     assert outcomes == ["granted", "budget_exhausted"]
     row = budgets.get("acme.co.uk")
     assert (row["used_today"], row["turns"]) == (1, {})
+
+
+def _count_calls(budgets: DomainBudgets, name: str) -> list[tuple[Any, ...]]:
+    """Record each call of `budgets.<name>` (one store transaction each) and pass it on."""
+    calls: list[tuple[Any, ...]] = []
+    method = getattr(budgets, name)
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(args)
+        return method(*args, **kwargs)
+
+    setattr(budgets, name, counted)
+    return calls
+
+
+def test_the_leases_of_many_domains_are_taken_in_one_transaction(budgets: DomainBudgets) -> None:
+    """What a worker that starts many domains at once does (a lane told its domains): one
+    transaction, which their first requests wait for, and none of their own after it."""
+    governor = _governed(budgets, spacing_s=0, concurrency=4, budget_lease=8)
+    together = _count_calls(budgets, "reserve_many")
+    alone = _count_calls(budgets, "reserve")
+    domains = ["a.com", "b.io", "c.co.uk"]
+    urls = [f"http://www.{d}/{i}" for d in domains for i in range(5)]
+
+    async def main() -> list[str]:
+        governor.lease(domains)
+        outcomes = []
+        for url in urls:  # the requests come while the lease is under way
+            async with governor.permit(url):
+                outcomes.append("granted")
+        await governor.release()
+        return outcomes
+
+    assert asyncio.run(main()) == ["granted"] * 15
+    assert [sorted(call[0]) for call in together] == [sorted(domains)]
+    assert alone == []  # no domain took a lease of its own
+    assert [budgets.get(d)["used_today"] for d in domains] == [5, 5, 5]  # the rest went back
+
+
+def test_leases_taken_together_keep_blocks_budgets_and_spacing(budgets: DomainBudgets) -> None:
+    budgets.block("blocked.com", NOW + timedelta(hours=1), NOW)
+    budgets.set_budget("spent.com", 3, NOW)
+    governor = _governed(budgets, spacing_s=0, concurrency=8, budget_lease=16)
+    together = _count_calls(budgets, "reserve_many")
+    urls = [f"http://{d}/{i}" for d in ("blocked.com", "spent.com", "fine.com") for i in range(4)]
+
+    async def main() -> list[str]:
+        governor.lease(["blocked.com", "spent.com", "fine.com"])
+        governor.lease(["fine.com"])  # leased already (under way): not asked again
+        outcomes = []
+        for url in urls:
+            try:
+                async with governor.permit(url):
+                    outcomes.append("granted")
+            except Postponed as postponed:
+                outcomes.append(postponed.reason)
+        await governor.release()
+        return outcomes
+
+    outcomes = asyncio.run(main())
+    assert outcomes[:4] == ["domain_blocked"] * 4  # refused by the store, as alone
+    assert outcomes[4:8] == ["granted"] * 3 + ["budget_exhausted"]  # 3 units were left
+    assert outcomes[8:] == ["granted"] * 4
+    assert len(together) == 1
+    assert budgets.get("spent.com")["used_today"] == 3
+    assert budgets.get("fine.com")["used_today"] == 4
+
+    spaced = _governed(budgets, spacing_s=1.0, concurrency=1, budget_lease=16)
+
+    async def spaced_lease() -> None:
+        spaced.lease(["slow.com"])  # a spaced domain takes turns, never a lease
+
+    asyncio.run(spaced_lease())
+    assert len(together) == 1 and budgets.get("slow.com") is None
+
+
+def test_a_failed_lease_together_leaves_each_domain_to_lease_its_own(
+    budgets: DomainBudgets, caplog: pytest.LogCaptureFixture
+) -> None:
+    governor = _governed(budgets, spacing_s=0, concurrency=2, budget_lease=4)
+
+    def broken(*_args: Any, **_kwargs: Any) -> Any:
+        raise OSError("disk full")
+
+    budgets.reserve_many = broken  # type: ignore[method-assign]
+    alone = _count_calls(budgets, "reserve")
+
+    async def main() -> None:
+        governor.lease(["a.com", "b.com"])
+        for url in ("http://a.com/1", "http://b.com/1", "http://a.com/2"):
+            async with governor.permit(url):
+                pass
+        await governor.release()
+
+    asyncio.run(main())
+    assert sorted(call[0] for call in alone) == ["a.com", "b.com"]
+    assert "leases of 2 domains not taken together (disk full)" in caplog.text
+    assert budgets.get("a.com")["used_today"] == 2

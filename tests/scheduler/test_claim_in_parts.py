@@ -75,6 +75,8 @@ def test_a_batch_claimed_in_parts_ends_as_one_claim_does(
                 {k: v for k, v in report.counters.items() if k != "tick_ms"},
                 [(r["url"], r["status"], r["next_run_at"], r["normalized_hash"]) for r in rows],
                 runtime.lake.connect().sql("SELECT count(*) FROM observations").fetchall(),
+                # The leases the lanes took together went back, but for what was used.
+                [runtime.domain_budgets.get(d.split("//")[1])["used_today"] for d in SITES],
             )
         finally:
             runtime.close()
@@ -129,3 +131,34 @@ def test_a_failing_claim_of_the_rest_fails_the_tick_and_releases_every_claim(
     assert (row["stop"], row["outcome"]) == ("error", "failed")
     assert "the state database went away" in row["detail"]
     assert all(runtime.store.sensor(i)["claimed_at"] is None for i in ids)
+
+
+def test_the_domains_of_each_part_take_their_budget_leases_together(
+    tmp_path: Path, web: FixtureWeb
+) -> None:
+    runtime = tick_runtime(tmp_path, web, "leases", lanes=0, fetch_concurrency=2)
+    try:
+        for site in SITES:
+            add_sensors(runtime, site, 6)
+        budgets = runtime.domain_budgets
+        together: list[list[str]] = []
+        alone: list[str] = []
+        reserve_many, reserve = budgets.reserve_many, budgets.reserve
+
+        def many(domains: list[str], *args: Any, **kwargs: Any) -> Any:
+            together.append(sorted(domains))
+            return reserve_many(domains, *args, **kwargs)
+
+        def one(domain: str, *args: Any, **kwargs: Any) -> Any:
+            alone.append(domain)
+            return reserve(domain, *args, **kwargs)
+
+        budgets.reserve_many, budgets.reserve = many, one  # type: ignore[method-assign]
+        report = run_tick(runtime).report
+        assert report.counters["claimed"] == 18 and report.counters["requests"] >= 18
+        # The first part's domains, then the rest's new ones: each leased once, together.
+        leased = [d for call in together for d in call]
+        assert sorted(leased) == sorted(site.split("//")[1] for site in SITES)
+        assert 1 <= len(together) <= 2 and alone == []
+    finally:
+        runtime.close()

@@ -99,9 +99,10 @@ async def run_claimed(
     count = max(1, fetch_concurrency if more else min(fetch_concurrency, len(claimed)))
     # What the runs hand to threads waits on the disk or the store's lock, not the CPU:
     # one thread per run in flight, so an archive write never queues behind a budget
-    # reservation waiting for a group commit (the default pool has cores + 4 threads).
+    # reservation waiting for a group commit (the default pool has cores + 4 threads),
+    # and one for the rest of the claim.
     asyncio.get_running_loop().set_default_executor(
-        ThreadPoolExecutor(max_workers=count, thread_name_prefix="catlas-run")
+        ThreadPoolExecutor(max_workers=count + (more is not None), thread_name_prefix="catlas-run")
     )
     in_flight: dict[asyncio.Task[Any], SensorState] = {}
     async with _runner(runtime, run_id, lanes, claimed, lambda: len(in_flight)) as (run_one, add):

@@ -20,8 +20,8 @@ A lane commits as the tick's worker (the claims are the tick's) and draws nothin
 itself: each sensor's seed is drawn by the tick in claim order, as in one process. A lane
 is told its domains as they are dealt (it takes their budget leases together, before their
 first sensors come), reads its sensors from a socket and answers each with its
-`SensorRunResult`; a sensor the
-tick gives up (a second signal, the deadline) is cancelled in its lane. A lane that dies
+`SensorRunResult`; a sensor the tick gives up (a second signal, the deadline) is cancelled
+in its lane. A lane that dies
 fails the tick (stop `error`); its claims are released like every sensor not finished. A
 lane whose tick process dies sees its socket close and exits.
 """

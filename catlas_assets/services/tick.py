@@ -118,7 +118,7 @@ def _tick(
                 done = event_loop.run(running)
             except Exception as exc:
                 # The crawl raised: the claims go back, the run still gets its verdict (error).
-                runtime.store.release_claims([s.id for s in sensors], runtime.worker)
+                runtime.store.release_claims(claim.ids, runtime.worker)
                 recorder.finish(
                     stop=Stop.ERROR,
                     tally=Tally(coverage_gaps=len(sensors)),
@@ -129,7 +129,8 @@ def _tick(
                     raise _lake_error(runtime, exc) from exc
                 raise
             except BaseException:
-                runtime.store.release_claims([s.id for s in sensors], runtime.worker)
+                # The rest's claim may have finished in its thread after the run let go of it.
+                runtime.store.release_claims(claim.ids, runtime.worker)
                 raise
         # Unscoped: rows a crashed worker committed but never flushed go out with ours.
         try:
@@ -186,11 +187,12 @@ def first_part(settings: Settings) -> int:
 
 class _Claim:
     """Claim up to `limit` due sensors for this tick, each as its run reads it (its
-    registrable domain computed once)."""
+    registrable domain computed once); `ids` holds every sensor claimed so far."""
 
     def __init__(self, runtime: Runtime, now: datetime) -> None:
         self._runtime = runtime
         self._now = now
+        self.ids: list[int] = []
 
     def __call__(self, limit: int) -> list[SensorState]:
         runtime = self._runtime
@@ -200,6 +202,7 @@ class _Claim:
             limit=limit,
             claim_timeout_s=runtime.settings.claim_timeout_s,
         )
+        self.ids.extend(row["id"] for row in rows)
         return [sensor_state(row) for row in rows]
 
 

@@ -162,3 +162,32 @@ def test_the_domains_of_each_part_take_their_budget_leases_together(
         assert 1 <= len(together) <= 2 and alone == []
     finally:
         runtime.close()
+
+
+def test_a_tick_stopped_hard_while_the_rest_is_claimed_releases_it_too(
+    make_runtime, web: FixtureWeb, database_url: str
+) -> None:
+    """Ctrl+C reaching the loop (not the tick's own signal handling) while the rest's claim
+    is still in its thread: the loop's end waits for the thread, and what it claimed goes
+    back with the first part, not held until the claim timeout."""
+    runtime = make_runtime(database_url, **FAST, fetch_concurrency=1)
+    ids = add_sensors(runtime, LOAD, 6)
+    first_done = threading.Event()
+    waited: list[bool] = []
+
+    def slow_rest(limit: int) -> None:
+        if limit != 2:
+            # The first part runs meanwhile: this thread is not one its runs need.
+            waited.append(first_done.wait(5))
+            time.sleep(0.2)  # still claiming when the interrupt reaches the loop
+
+    def interrupt(_run: object) -> None:
+        first_done.set()
+        raise KeyboardInterrupt
+
+    _before_each_claim(runtime, slow_rest)
+    with pytest.raises(KeyboardInterrupt):
+        run_tick(runtime, on_sensor_done=interrupt)
+    assert waited == [True]
+    rows = [runtime.store.sensor(i) for i in ids]
+    assert all(r["claimed_at"] is None for r in rows)

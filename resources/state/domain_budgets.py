@@ -116,8 +116,10 @@ class DomainBudgets:
         PostgreSQL workers lock their rows in the same order); a blocked or spent domain gets
         its refusal and the others their units."""
 
+        ordered = sorted(set(domains))  # once: a retried transaction sees the same domains
+
         def action(conn: Connection) -> dict[str, Reservation]:
-            return {d: self._grant(conn, d, now, units, 0) for d in sorted(set(domains))}
+            return {d: self._grant(conn, d, now, units, 0) for d in ordered}
 
         return self._locked(action, wait=wait)
 

@@ -18,8 +18,9 @@ not a matter of timing. A worker that dies holding a turn holds it `turn_hold_s`
 
 A domain with no spacing would cost one write transaction per request, so there the
 governor leases `budget_lease` units at once and hands them out in memory; a lease lives
-a second at most, a Retry-After drops it, and what is left goes back to the budget when
-the governor is released (a killed worker's leftover stays spent: the budget errs on the
+a second at most (the first domain to need a new one renews, in its transaction, every
+other lease past half its life), a Retry-After drops it, and what is left goes back to
+the budget when the governor is released (a killed worker's leftover stays spent: the budget errs on the
 polite side).
 
 One governor serves one event loop (its locks belong to it), so the fetcher of a tick
@@ -75,6 +76,7 @@ class _Domain:
     lease_day: str = ""
     recorded_delay: tuple[float | None] | None = None  # (delay,) the store was last told
     leasing: asyncio.Future[None] | None = None  # a lease taken with others (`lease`)
+    busy: int = 0  # requests that hold or wait for a permit
 
 
 # A lease older than this is given back before new units are taken: blocks and budget
@@ -153,24 +155,28 @@ class DomainGovernor:
         """
         domain = domain or registrable_domain(url)
         state = self._domain(domain)
-        async with state.semaphore:
-            turn = None
-            async with state.lock:
-                # Taken under the lock, so this worker's requests start in order. Spacing
-                # is real time (the load on the site), not the virtual clock.
-                if self.budgets is None:
-                    await self._wait_locally(domain, state)
-                elif self.spacing_for(domain) > 0:
-                    turn = await self._take_turn(domain, state)
-                else:
-                    await self._take_unit(domain, state)
-                state.last_start = time.monotonic()
-            try:
-                yield
-            finally:
-                state.last_end = time.monotonic()
-                if turn is not None:
-                    await self._end_turn(domain, turn)
+        state.busy += 1
+        try:
+            async with state.semaphore:
+                turn = None
+                async with state.lock:
+                    # Taken under the lock, so this worker's requests start in order. Spacing
+                    # is real time (the load on the site), not the virtual clock.
+                    if self.budgets is None:
+                        await self._wait_locally(domain, state)
+                    elif self.spacing_for(domain) > 0:
+                        turn = await self._take_turn(domain, state)
+                    else:
+                        await self._take_unit(domain, state)
+                    state.last_start = time.monotonic()
+                try:
+                    yield
+                finally:
+                    state.last_end = time.monotonic()
+                    if turn is not None:
+                        await self._end_turn(domain, turn)
+        finally:
+            state.busy -= 1
 
     def _ready_in(self, domain: str, state: _Domain) -> float:
         """Seconds until this worker's own spacing lets `domain` be asked again.
@@ -264,22 +270,37 @@ class DomainGovernor:
                 and self.spacing_for(domain) == 0
             ):
                 wanted.append(domain)
-        if not wanted:
-            return
+        self._lease_together(wanted, day)
+
+    def _lease_together(self, domains: list[str], day: str) -> asyncio.Future[None] | None:
+        """Start one transaction that leases `domains` (each giving back what is left of
+        its lease); their requests wait for the future returned."""
+        if not domains:
+            return None
         done = asyncio.get_running_loop().create_future()
-        for domain in wanted:
-            self._domains[domain].leasing = done
-        task = asyncio.create_task(self._lease(wanted, day, done))
+        returning = {}
+        for domain in domains:
+            state = self._domains[domain]
+            state.leasing = done
+            if state.leased and state.lease_day == day:
+                returning[domain] = state.leased
+            state.leased = 0
+        task = asyncio.create_task(self._lease(domains, day, done, returning))
         self._leasing.add(task)
         task.add_done_callback(self._leasing.discard)
+        return done
 
-    async def _lease(self, domains: list[str], day: str, done: asyncio.Future[None]) -> None:
+    async def _lease(
+        self, domains: list[str], day: str, done: asyncio.Future[None], returning: dict[str, int]
+    ) -> None:
         assert self.budgets is not None
         budgets, now, units = self.budgets, self.now(), self.config.budget_lease
         try:
             reservations = await write_from_loop(
                 budgets.store,
-                lambda wait: budgets.reserve_many(domains, now, units=units, wait=wait),
+                lambda wait: budgets.reserve_many(
+                    domains, now, units=units, returning=returning, wait=wait
+                ),
             )
             for domain, reservation in reservations.items():
                 state = self._domains[domain]
@@ -288,12 +309,29 @@ class DomainGovernor:
                     state.leased, state.leased_at, state.lease_day = (
                         reservation.units, time.monotonic(), day,
                     )  # fmt: skip
-        except Exception as exc:  # each domain's first request then takes its own lease
+        except Exception as exc:  # each domain's next request then takes its own lease
             log.warning("leases of %d domains not taken together (%s)", len(domains), exc)
+            for domain, left in returning.items():  # still ours: they go back with the next
+                self._domains[domain].leased = left
         finally:
             for domain in domains:
                 self._domains[domain].leasing = None
             done.set_result(None)
+
+    def _renewable(self, domain: str, day: str, now: float) -> bool:
+        """A domain whose lease is in the second half of its life, with units left or a
+        request under way: renewed with another domain's lease, not in a transaction of its
+        own a moment later (leases taken together run out together). One whose requests are
+        over holds its units until the release, as its first lease did."""
+        state = self._domains[domain]
+        return (
+            (state.leased > 0 or state.busy > 0)
+            and state.leasing is None
+            and not state.refill.locked()
+            and state.lease_day == day
+            and now - state.leased_at >= LEASE_TTL_S / 2
+            and self.spacing_for(domain) == 0
+        )
 
     async def _take_unit(self, domain: str, state: _Domain) -> None:
         """Take a budget unit of a domain with no spacing, from a lease when one is left."""
@@ -308,6 +346,15 @@ class DomainGovernor:
             if self._lease_usable(state, day):
                 state.leased -= 1
                 return
+            clock = time.monotonic()
+            others = [d for d in self._domains if d != domain and self._renewable(d, day, clock)]
+            if others:  # renewed together; refused or failed, it goes on alone below
+                renewed = self._lease_together([domain, *others], day)
+                assert renewed is not None
+                await asyncio.shield(renewed)
+                if self._lease_usable(state, day):
+                    state.leased -= 1
+                    return
             returning = state.leased if state.lease_day == day else 0
             state.leased = 0
             budgets, now, units = self.budgets, self.now(), self.config.budget_lease

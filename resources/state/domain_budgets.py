@@ -109,17 +109,25 @@ class DomainBudgets:
         return self._locked(action, wait=wait)
 
     def reserve_many(
-        self, domains: Iterable[str], now: datetime, *, units: int, wait: bool = True
+        self,
+        domains: Iterable[str],
+        now: datetime,
+        *,
+        units: int,
+        returning: Mapping[str, int] | None = None,
+        wait: bool = True,
     ) -> dict[str, Reservation]:
-        """`reserve` of `units` for each of `domains`, in one transaction: the first leases of
-        a worker that starts many domains at once. The domains are taken in order (two
-        PostgreSQL workers lock their rows in the same order); a blocked or spent domain gets
-        its refusal and the others their units."""
+        """`reserve` of `units` for each of `domains`, in one transaction: the leases of a
+        worker that starts (or renews) many domains at once, each first giving back its
+        `returning` units. The domains are taken in order (two PostgreSQL workers lock their
+        rows in the same order); a blocked or spent domain gets its refusal and the others
+        their units."""
 
         ordered = sorted(set(domains))  # once: a retried transaction sees the same domains
+        back = returning or {}
 
         def action(conn: Connection) -> dict[str, Reservation]:
-            return {d: self._grant(conn, d, now, units, 0) for d in ordered}
+            return {d: self._grant(conn, d, now, units, back.get(d, 0)) for d in ordered}
 
         return self._locked(action, wait=wait)
 

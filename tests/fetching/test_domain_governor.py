@@ -468,3 +468,139 @@ def test_a_failed_lease_together_leaves_each_domain_to_lease_its_own(
     assert sorted(call[0] for call in alone) == ["a.com", "b.com"]
     assert "leases of 2 domains not taken together (disk full)" in caplog.text
     assert budgets.get("a.com")["used_today"] == 2
+
+
+class _LeaseClock:
+    """The governor's clocks, its monotonic one moved by the test: a lease's age is the
+    test's to set, not the machine's speed."""
+
+    def __init__(self) -> None:
+        self.at = 1000.0
+
+    def monotonic(self) -> float:
+        return self.at
+
+    @staticmethod
+    def time() -> float:
+        return time.time()
+
+
+@pytest.fixture
+def lease_clock(monkeypatch: pytest.MonkeyPatch) -> _LeaseClock:
+    clock = _LeaseClock()
+    monkeypatch.setattr(governor_module, "time", clock)
+    return clock
+
+
+def _recorded(budgets: DomainBudgets, name: str) -> list[tuple[list[str], dict[str, int]]]:
+    """Each call of `budgets.<name>`: its domains and the units each gave back."""
+    calls: list[tuple[list[str], dict[str, int]]] = []
+    method = getattr(budgets, name)
+
+    def recorded(domains: Any, *args: Any, **kwargs: Any) -> Any:
+        many = name == "reserve_many"
+        back = kwargs.get("returning")
+        calls.append(
+            (sorted(domains), dict(back or {}))
+            if many
+            else ([domains], {domains: back} if back else {})
+        )
+        return method(domains, *args, **kwargs)
+
+    setattr(budgets, name, recorded)
+    return calls
+
+
+def test_leases_that_run_out_together_are_renewed_together(
+    budgets: DomainBudgets, lease_clock: _LeaseClock
+) -> None:
+    """Leases taken together run out together: the first domain that needs a new one renews
+    the others in its transaction, each giving back what it had left (they were a
+    transaction each, one after the other on the write lock, a second into every tick)."""
+    governor = _governed(budgets, spacing_s=0, concurrency=4, budget_lease=8)
+    domains = ["a.com", "b.io", "c.co.uk"]
+    together = _recorded(budgets, "reserve_many")
+    alone = _recorded(budgets, "reserve")
+
+    async def main() -> None:
+        governor.lease(domains)
+        for domain in domains:
+            for i in range(3):
+                async with governor.permit(f"http://{domain}/{i}"):
+                    pass
+        lease_clock.at += 1.5  # every lease has run out
+        for domain in domains:
+            async with governor.permit(f"http://{domain}/later"):
+                pass
+        await governor.release()
+
+    asyncio.run(main())
+    assert together == [
+        (sorted(domains), {}),
+        (sorted(domains), {"a.com": 5, "b.io": 5, "c.co.uk": 5}),  # renewed with a.com's
+    ]
+    assert alone == []
+    assert [budgets.get(d)["used_today"] for d in domains] == [4, 4, 4]  # exact after release
+
+
+def test_a_domain_with_nothing_left_and_no_request_is_not_renewed(
+    budgets: DomainBudgets, lease_clock: _LeaseClock
+) -> None:
+    governor = _governed(budgets, spacing_s=0, concurrency=2, budget_lease=3)
+    together = _recorded(budgets, "reserve_many")
+    alone = _recorded(budgets, "reserve")
+
+    async def main() -> None:
+        governor.lease(["a.com", "b.io", "c.net"])
+        for url in ("http://a.com/1", "http://a.com/2", "http://a.com/3"):  # a.com spent
+            async with governor.permit(url):
+                pass
+        for url in ("http://b.io/1", "http://c.net/1"):
+            async with governor.permit(url):
+                pass
+        lease_clock.at += 0.6  # past half of a lease's life: renewed with another's
+        async with governor.permit("http://b.io/2"):
+            pass  # b.io's lease is usable still: nothing renewed
+        lease_clock.at += 0.6
+        async with governor.permit("http://b.io/3"):
+            pass  # renews c.net with it, not a.com (nothing left, no request)
+        async with governor.permit("http://a.com/4"):
+            pass  # its own lease: the others' are new
+        await governor.release()
+
+    asyncio.run(main())
+    assert together == [
+        (["a.com", "b.io", "c.net"], {}),
+        (["b.io", "c.net"], {"b.io": 1, "c.net": 2}),
+    ]
+    assert alone == [(["a.com"], {})]
+    assert [budgets.get(d)["used_today"] for d in ("a.com", "b.io", "c.net")] == [4, 3, 1]
+
+
+def test_a_failed_renewal_gives_each_domain_its_units_back_with_its_own_lease(
+    budgets: DomainBudgets, lease_clock: _LeaseClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    governor = _governed(budgets, spacing_s=0, concurrency=2, budget_lease=4)
+    alone = _recorded(budgets, "reserve")
+
+    async def main() -> None:
+        governor.lease(["a.com", "b.io"])
+        for url in ("http://a.com/1", "http://b.io/1"):
+            async with governor.permit(url):
+                pass
+
+        def broken(*_args: Any, **_kwargs: Any) -> Any:
+            raise OSError("disk full")
+
+        budgets.reserve_many = broken  # type: ignore[method-assign]
+        lease_clock.at += 1.5
+        for url in ("http://a.com/2", "http://b.io/2"):
+            async with governor.permit(url):
+                pass
+        await governor.release()
+
+    asyncio.run(main())
+    assert "leases of 2 domains not taken together (disk full)" in caplog.text
+    # What each had left went back with the lease it then took alone: the count is exact.
+    assert alone == [(["a.com"], {"a.com": 3}), (["b.io"], {"b.io": 3})]
+    assert [budgets.get(d)["used_today"] for d in ("a.com", "b.io")] == [2, 2]

@@ -10,6 +10,11 @@ counts before its group commits.
 
 A group is written on the event loop's own thread when SQLite's write lock is free, else in
 a thread that waits for it (`resources/state/loop_writes.py`).
+
+Connector stats are counters for people (`catlas connectors`), read by no decision, and
+every run of a connector updates its one row: the committer holds them back and writes
+them with the first group at least `STATS_EVERY_S` after the last write, and at its close.
+A worker killed in between loses at most that long of them, never a run.
 """
 
 from __future__ import annotations
@@ -17,10 +22,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime
 
-from resources.state.group_commit import RunCommit, commit_runs
+from resources.state.group_commit import ConnectorChange, RunCommit, commit_runs, record_stats
 from resources.state.loop_writes import write_from_loop
 from resources.state.store import StateStore, prepare_runs
+
+# Connector stats written once a second a worker at most (a read-modify-write of the
+# connector's row; a tick's groups were one each).
+STATS_EVERY_S = 1.0
 
 
 class GroupCommitter:
@@ -43,6 +54,9 @@ class GroupCommitter:
         self._flushing = asyncio.Lock()
         self._timer: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._stats: list[ConnectorChange] = []  # of committed runs, not written yet
+        self._stats_due: float | None = None  # loop time of the next write
+        self._last_now: datetime | None = None
 
     async def commit(self, run: RunCommit) -> bool:
         """Whether `run` was committed (False: its claim was lost), once its group is."""
@@ -96,16 +110,42 @@ class GroupCommitter:
                 self._start_flush()  # the runs that came during this flush wait for nothing
 
     async def _commit(self, runs: list[RunCommit]) -> list[bool]:
-        prepared = prepare_runs(runs)  # once, however often the write is tried
-        return await write_from_loop(
-            self._store,
-            lambda wait: commit_runs(self._store, runs, wait=wait, prepared=prepared),
+        store, clock = self._store, asyncio.get_running_loop().time()
+        if self._stats_due is None:
+            self._stats_due = clock + STATS_EVERY_S
+        # The group's own stats wait; those held back go with it once they are due.
+        bare = [replace(r, connector=None) if r.connector is not None else r for r in runs]
+        due, self._stats = (self._stats, []) if clock >= self._stats_due else ([], self._stats)
+        prepared = prepare_runs(bare)  # once, however often the write is tried
+        try:
+            applied = await write_from_loop(
+                store,
+                lambda wait: commit_runs(store, bare, wait=wait, prepared=prepared, stats=due),
+            )
+        except BaseException:
+            self._stats[:0] = due  # not written: they go with a later group
+            raise
+        if due:
+            self._stats_due = clock + STATS_EVERY_S
+        self._stats.extend(
+            r.connector for r, ok in zip(runs, applied, strict=True) if ok and r.connector
         )
+        self._last_now = max(r.now for r in runs)
+        return applied
 
     async def aclose(self) -> None:
-        """Commit what still waits, and wait for the flushes under way."""
+        """Commit what still waits, wait for the flushes under way, and write the connector
+        stats held back."""
         if self._pending:
             self._start_flush()
         while self._tasks:
             with contextlib.suppress(Exception):
                 await asyncio.gather(*list(self._tasks))
+        async with self._flushing:
+            stats, self._stats = self._stats, []
+            if stats:
+                assert self._last_now is not None
+                store, now = self._store, self._last_now
+                await write_from_loop(
+                    store, lambda wait: record_stats(store, stats, now, wait=wait)
+                )

@@ -5,7 +5,10 @@ transaction, in a few statements for the whole group (`StateStore.apply_runs`); 
 whose claim was lost writes nothing and is reported as not committed, the others go on. What many runs add to the same few rows is summed first and
 written once per group: the cost ledger (per day, company and connector) and the
 connector stats (one read-modify-write per connector). Those rows are written in a fixed
-order, so two PostgreSQL workers committing groups at once cannot deadlock on them.
+order, so two PostgreSQL workers committing groups at once cannot deadlock on them. A
+caller may also hold the connector stats of committed runs back and hand them to a later
+group (`stats`) or write them alone (`record_stats`): they are counters for people, read
+by no decision.
 
 Crash guarantees are those of a single run: a run counts only once its group's
 transaction has committed; until then its claim stands, and a worker killed before the
@@ -18,6 +21,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+
+from sqlalchemy import Connection
 
 from catlas_assets.domain.pipeline_data import InboxEntry, LedgerCharge, ReviewItem
 from resources.state import connector_stats
@@ -54,10 +59,12 @@ def commit_runs(
     *,
     wait: bool = True,
     prepared: PreparedRuns | None = None,
+    stats: Sequence[ConnectorChange] = (),
 ) -> list[bool]:
     """Apply `runs` in one transaction; for each, whether it was committed. With
     `wait=False`, `WriterBusy` (nothing written) when the write lock is not free now.
-    `prepared`: `prepare_runs(runs)`, when the caller has it already."""
+    `prepared`: `prepare_runs(runs)`, when the caller has it already; `stats`: connector
+    stats of runs committed earlier, written before the group's own."""
     if not runs:
         return []
     # What the statements write is computed first: SQLite's write lock is held for them alone.
@@ -69,23 +76,41 @@ def commit_runs(
         if len(kept) < len(runs):  # a lost claim charges nothing
             charges = merged_charges([r.ledger for r in kept if r.ledger is not None])
         store.charge(conn, charges)
-        changes: dict[str, list[ConnectorChange]] = {}
-        for run in kept:
-            if run.connector is not None:
-                changes.setdefault(run.connector.name, []).append(run.connector)
-        for name in sorted(changes):
-            group = changes[name]
-            last = group[-1]
-            connector_stats.apply_change(
-                conn,
-                store,
-                name=name,
-                kind=last.kind,
-                version=last.version,
-                now=max(r.now for r in kept),
-                change=_composed([c.change for c in group]),
-            )
+        own = [run.connector for run in kept if run.connector is not None]
+        if kept or stats:
+            now = max(r.now for r in kept) if kept else max(r.now for r in runs)
+            _apply_stats(conn, store, [*stats, *own], now)
     return applied
+
+
+def record_stats(
+    store: StateStore, changes: Sequence[ConnectorChange], now: datetime, *, wait: bool = True
+) -> None:
+    """Write connector stats held back from the groups of committed runs, in one transaction."""
+    if changes:
+        with store.transaction(write_lock=True, wait=wait) as conn:
+            _apply_stats(conn, store, changes, now)
+
+
+def _apply_stats(
+    conn: Connection, store: StateStore, changes: Sequence[ConnectorChange], now: datetime
+) -> None:
+    """One read-modify-write per connector, in name order (no deadlock between workers)."""
+    by_name: dict[str, list[ConnectorChange]] = {}
+    for change in changes:
+        by_name.setdefault(change.name, []).append(change)
+    for name in sorted(by_name):
+        group = by_name[name]
+        last = group[-1]
+        connector_stats.apply_change(
+            conn,
+            store,
+            name=name,
+            kind=last.kind,
+            version=last.version,
+            now=now,
+            change=_composed([c.change for c in group]),
+        )
 
 
 def merged_charges(charges: Sequence[LedgerCharge]) -> list[LedgerCharge]:

@@ -248,3 +248,69 @@ def test_only_a_sqlite_write_transaction_starts_without_waiting(store: StateStor
     else:
         with store.transaction(write_lock=True, wait=False) as conn:
             assert conn.exec_driver_sql("SELECT 1").scalar_one() == 1
+
+
+def _stats_runs(store: StateStore) -> int:
+    return int(all_stats(store).get("generic_html", {}).get("stats", {}).get("runs", 0))
+
+
+def test_the_committer_holds_connector_stats_back_until_its_close(
+    store: StateStore, company_id: int, add_sensor: SensorFactory
+) -> None:
+    """Within a second, three groups write no connector stats; the close writes them all in
+    one read-modify-write (a tick's groups were one each on the connector's row). A lost
+    claim's run counts in none."""
+    ids = _claim(store, add_sensor, 6)
+    written: list[int] = []
+
+    async def go() -> None:
+        committer = GroupCommitter(store, max_runs=2, max_wait_ms=10_000)
+        runs = [_run(i, company_id, worker="other" if i == ids[5] else "w1") for i in ids]
+        for pair in (runs[0:2], runs[2:4], runs[4:6]):
+            await asyncio.gather(*(committer.commit(r) for r in pair))
+        written.append(_stats_runs(store))
+        await committer.aclose()
+
+    asyncio.run(go())
+    assert written == [0]
+    assert _stats_runs(store) == 5
+    assert _ledger(store) == [(company_id, 5, 50)]  # the ledger is the groups' own still
+
+
+def test_held_back_stats_go_with_the_first_group_once_due_and_survive_a_failed_one(
+    store: StateStore,
+    company_id: int,
+    add_sensor: SensorFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from catlas_assets.services import commit_groups
+
+    monkeypatch.setattr(commit_groups, "STATS_EVERY_S", 0.0)  # due at every group
+    ids = _claim(store, add_sensor, 6)
+    real = commit_groups.commit_runs
+    tries: list[int] = []
+
+    def second_fails(*args: object, **kwargs: object) -> list[bool]:
+        tries.append(len(kwargs["stats"]))  # type: ignore[arg-type]
+        if len(tries) == 2:
+            raise OSError("disk full")
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(commit_groups, "commit_runs", second_fails)
+    seen: list[int] = []
+
+    async def go() -> None:
+        committer = GroupCommitter(store, max_runs=2, max_wait_ms=10_000)
+        for pair in (ids[0:2], ids[2:4], ids[4:6]):
+            results = await asyncio.gather(
+                *(committer.commit(_run(i, company_id)) for i in pair), return_exceptions=True
+            )
+            seen.append(_stats_runs(store))
+            assert all(r is True for r in results) or all(isinstance(r, OSError) for r in results)
+        await committer.aclose()
+
+    asyncio.run(go())
+    # The first group's stats wait for the second, which fails: they go with the third.
+    assert tries == [0, 2, 2]
+    assert seen == [0, 0, 2]
+    assert _stats_runs(store) == 4  # the failed group's runs never committed

@@ -20,8 +20,8 @@ A domain with no spacing would cost one write transaction per request, so there 
 governor leases `budget_lease` units at once and hands them out in memory; a lease lives
 a second at most (the first domain to need a new one renews, in its transaction, every
 other lease past half its life), a Retry-After drops it, and what is left goes back to
-the budget when the governor is released (a killed worker's leftover stays spent: the budget errs on the
-polite side).
+the budget when the governor is released (a killed worker's leftover stays spent: the
+budget errs on the polite side).
 
 One governor serves one event loop (its locks belong to it), so the fetcher of a tick
 owns one and every concurrent sensor of that tick goes through it.

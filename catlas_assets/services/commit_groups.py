@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
@@ -29,6 +30,7 @@ from resources.state.group_commit import ConnectorChange, RunCommit, commit_runs
 from resources.state.loop_writes import write_from_loop
 from resources.state.store import StateStore, prepare_runs
 
+log = logging.getLogger(__name__)
 # Connector stats written once a second a worker at most (a read-modify-write of the
 # connector's row; a tick's groups were one each).
 STATS_EVERY_S = 1.0
@@ -143,9 +145,13 @@ class GroupCommitter:
                 await asyncio.gather(*list(self._tasks))
         async with self._flushing:
             stats, self._stats = self._stats, []
-            if stats:
-                assert self._last_now is not None
-                store, now = self._store, self._last_now
+            if not stats:
+                return
+            assert self._last_now is not None
+            store, now = self._store, self._last_now
+            try:
                 await write_from_loop(
                     store, lambda wait: record_stats(store, stats, now, wait=wait)
                 )
+            except Exception as exc:  # the runs stand: only their counters are lost
+                log.warning("connector stats of %d runs not written (%s)", len(stats), exc)

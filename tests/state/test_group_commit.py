@@ -314,3 +314,30 @@ def test_held_back_stats_go_with_the_first_group_once_due_and_survive_a_failed_o
     assert tries == [0, 2, 2]
     assert seen == [0, 0, 2]
     assert _stats_runs(store) == 4  # the failed group's runs never committed
+
+
+def test_stats_that_cannot_be_written_at_close_leave_the_runs_committed(
+    store: StateStore,
+    company_id: int,
+    add_sensor: SensorFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from catlas_assets.services import commit_groups
+
+    def broken(*_args: object, **_kwargs: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(commit_groups, "record_stats", broken)
+    ids = _claim(store, add_sensor, 2)
+
+    async def go() -> list[bool]:
+        committer = GroupCommitter(store, max_runs=2, max_wait_ms=10_000)
+        done = await asyncio.gather(*(committer.commit(_run(i, company_id)) for i in ids))
+        await committer.aclose()  # does not raise: the runs stand
+        return list(done)
+
+    assert asyncio.run(go()) == [True, True]
+    assert "connector stats of 2 runs not written (disk full)" in caplog.text
+    assert all(store.sensor(i)["claimed_by"] is None for i in ids)
+    assert _stats_runs(store) == 0

@@ -45,6 +45,7 @@ from catlas_assets.domain.robots import MAX_PARSE_BYTES
 from catlas_assets.domain.urls import registrable_domain
 from catlas_assets.domain.vocabulary import FailureClass
 from resources.aiohttp_transport import AiohttpTransport
+from resources.answer import Answer, header_dict
 from resources.body_decoding import (
     ACCEPT_ENCODING,
     BodyTooLarge,
@@ -55,10 +56,9 @@ from resources.fetch_failure import TRANSPORT_ERRORS, FetchFailure, transport_fa
 from resources.governor import DomainGovernor, Postponed
 from resources.redirects import (
     REDIRECT_STATUSES,
-    keep_unparsed_location,
-    location_of,
     redirect_target,
 )
+from resources.request_url import RequestURL, request_url
 from resources.resolver import ResolutionError, Resolver, UnsafeDestination
 from resources.robots_gate import RobotsCache, RobotsEntry, RobotsGate, RobotsGet
 
@@ -94,43 +94,71 @@ class _ResolvingBackend(httpcore.AsyncNetworkBackend):
         await self._inner.sleep(seconds)
 
 
-class _Transport(httpx.AsyncBaseTransport):
+class _Transport:
     """Plain http and HTTP/1.1 https over aiohttp; HTTP/2 over httpcore where negotiated.
 
     aiohttp speaks HTTP/1.1 only. The first request to an https origin goes through
     httpcore, which offers h2 and http/1.1 by ALPN; an origin that answers over HTTP/1.1
     is remembered and served by aiohttp from then on, one that negotiated HTTP/2 stays on
     httpcore (one multiplexed connection: its pool scan costs nothing there). Plain http is
-    HTTP/1.1 in both (no h2c), so it goes to aiohttp at once.
+    HTTP/1.1 in both (no h2c), so it goes to aiohttp at once. Either way the fetcher gets
+    an `Answer`, and errors are httpx's.
     """
 
     _MAX_ORIGINS = 100_000  # a bound on what is remembered, not a limit on fetching
 
-    def __init__(self, resolver: Resolver, limits: httpx.Limits, ca_bundle: str = "") -> None:
+    def __init__(
+        self, resolver: Resolver, limits: httpx.Limits, timeouts: httpx.Timeout, ca_bundle: str
+    ) -> None:
         self._resolver = resolver
         self._limits = limits
+        self._timeouts = timeouts.as_dict()
         self._ca_bundle = ca_bundle
         self._h2: httpx.AsyncHTTPTransport | None = None
         self._h1 = AiohttpTransport(
             resolver,
             max_connections=limits.max_connections or 64,
             tls_context=lambda: httpx.create_ssl_context(verify=ca_bundle or True),
+            timeouts=timeouts,
         )
         self._http11_origins: set[tuple[str, int | None]] = set()
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        url = request.url
-        if url.scheme not in ("http", "https"):
-            raise httpx.UnsupportedProtocol(f"unsupported scheme {url.scheme!r}", request=request)
-        origin = (url.host, url.port)
-        if url.scheme == "http" or origin in self._http11_origins:
-            return await self._h1.handle_async_request(request)
-        response = await self._h2_transport().handle_async_request(request)
-        if response.extensions.get("http_version") != b"HTTP/2":
+    async def send(
+        self, method: str, url: str, headers: dict[str, str], content: bytes | None
+    ) -> Answer:
+        target = request_url(url)
+        if target.scheme not in ("http", "https"):
+            raise httpx.UnsupportedProtocol(f"unsupported scheme {target.scheme!r}")
+        origin = (target.host, target.port)
+        if target.scheme == "http" or origin in self._http11_origins:
+            return await self._h1.send(method, target, headers, content)
+        answer = await self._send_negotiated(method, target, headers, content)
+        if answer.http_version != "HTTP/2":
             if len(self._http11_origins) >= self._MAX_ORIGINS:
                 self._http11_origins.clear()
             self._http11_origins.add(origin)
-        return response
+        return answer
+
+    async def _send_negotiated(
+        self, method: str, url: RequestURL, headers: dict[str, str], content: bytes | None
+    ) -> Answer:
+        request = httpx.Request(
+            method,
+            url.text,
+            # As aiohttp sends them: a validator a site sent in UTF-8 goes back unchanged.
+            headers=[(k.encode(), v.encode()) for k, v in headers.items()],
+            content=content,
+            extensions={"timeout": self._timeouts},
+        )
+        response = await self._h2_transport().handle_async_request(request)
+        version = response.extensions.get("http_version", b"HTTP/1.1")
+        return Answer(
+            response.status_code,
+            header_dict(response.headers.raw),
+            aiter(response.stream),
+            response.aclose,
+            version.decode("ascii"),
+        )
 
     def _h2_transport(self) -> httpx.AsyncHTTPTransport:
         """The httpcore side, built at the first https request: its TLS context costs tens
@@ -260,20 +288,19 @@ class Fetcher:
             max_connections=config.max_connections,
             max_keepalive_connections=config.max_connections,
         )
-        # httpx's request and response types and its transport interface, without the
-        # client around them: a fetch follows its own redirects, keeps no cookies between
-        # sites (each fetch stands alone, as it would after a restart), and sets its headers
-        # and timeouts once here; the client's per-request layers (URL merging, auth and
-        # redirect flows, cookie extraction, hooks) were a sixth of a 304's cost.
-        self._transport = _Transport(resolver, limits, config.ca_bundle)
+        timeouts = httpx.Timeout(
+            config.read_timeout_s, connect=config.connect_timeout_s, pool=config.total_timeout_s
+        )
+        # No client around the transport: a fetch follows its own redirects, keeps no
+        # cookies between sites (each fetch stands alone, as it would after a restart), and
+        # sets its headers and timeouts once here; httpx's client layers (URL merging, auth
+        # and redirect flows, cookie extraction, hooks) were a sixth of a 304's cost.
+        self._transport = _Transport(resolver, limits, timeouts, config.ca_bundle)
         self._headers = {
             "Accept": "*/*",
             "Accept-Encoding": ACCEPT_ENCODING,
             "User-Agent": config.user_agent,
         }
-        self._timeouts = httpx.Timeout(
-            config.read_timeout_s, connect=config.connect_timeout_s, pool=config.total_timeout_s
-        ).as_dict()
 
     async def aclose(self) -> None:
         try:
@@ -451,7 +478,7 @@ class Fetcher:
                 outgoing=outgoing,
                 domain=current_domain,
             )
-            location = location_of(response_headers)
+            location = response_headers.get("location")
             if status in REDIRECT_STATUSES and location is not None:
                 target = redirect_target(current, location, status)
                 if state.redirect_status is None:
@@ -576,18 +603,12 @@ class Fetcher:
                 "Accept": "application/json",
             }
         try:
-            request = httpx.Request(
-                outgoing.method,
-                url,
-                headers={**self._headers, **headers},
-                content=outgoing.content,
-                extensions={"timeout": self._timeouts},
+            answer = await self._transport.send(
+                outgoing.method, url, {**self._headers, **headers}, outgoing.content
             )
-            response = await self._transport.handle_async_request(request)
             try:
-                keep_unparsed_location(response)
-                status = response.status_code
-                response_headers = {k.lower(): v for k, v in response.headers.items()}
+                status = answer.status
+                response_headers = answer.headers
                 try:
                     decoder = CappedDecoder(response_headers.get("content-encoding"), max_bytes)
                 except UndecodableBody as exc:
@@ -595,9 +616,7 @@ class Fetcher:
                 chunks: list[bytes] = []
                 raw = 0
                 try:
-                    # The transport's stream as it comes (httpx's `aiter_raw` is the same
-                    # bytes through one more generator).
-                    async for chunk in response.stream:
+                    async for chunk in answer.body:
                         raw += len(chunk)
                         if raw > max_bytes:
                             raise BodyTooLarge
@@ -617,7 +636,7 @@ class Fetcher:
                 response_headers.pop("content-encoding", None)
                 return status, response_headers, b"".join(chunks)
             finally:
-                await response.aclose()
+                await answer.close()
         except TRANSPORT_ERRORS as exc:
             raise transport_failure(exc, url) from None
 

@@ -11,26 +11,6 @@ from catlas_assets.domain.vocabulary import FailureClass
 from resources.fetch_failure import FetchFailure
 
 REDIRECT_STATUSES = (301, 302, 303, 307, 308)
-# Where a Location that httpx cannot parse waits for `redirect_target` (see below).
-UNPARSED_LOCATION = "x-catlas-unparsed-location"
-
-
-def keep_unparsed_location(response: httpx.Response) -> None:
-    """A Location httpx cannot parse (`http://0177.0.0.1/`) is moved aside: the fetcher
-    judges it (a REDIRECT failure), instead of httpx raising on it later."""
-    location = response.headers.get("location")
-    if location is None or response.status_code not in REDIRECT_STATUSES:
-        return
-    try:
-        httpx.URL(location)
-    except httpx.InvalidURL:
-        del response.headers["location"]
-        response.headers[UNPARSED_LOCATION] = location
-
-
-def location_of(headers: dict[str, str]) -> str | None:
-    """The Location of an answer's (lower-cased) headers, parsed by httpx or not."""
-    return headers.get("location", headers.get(UNPARSED_LOCATION))
 
 
 def redirect_target(current: str, location: str, status: int) -> str:

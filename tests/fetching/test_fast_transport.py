@@ -22,6 +22,7 @@ from catlas_assets.domain.vocabulary import FailureClass
 
 SITE = "plain.fixture-keepalive.com"
 BIG = b"x" * 200_000
+UTF8_TAG = '"caf\u00e9"'.encode()  # a site's ETag in UTF-8 bytes, not ASCII
 
 
 class CountingServer:
@@ -30,6 +31,7 @@ class CountingServer:
     def __init__(self) -> None:
         self.connections = 0
         self.paths: list[str] = []
+        self.heads: list[bytes] = []
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
 
@@ -56,11 +58,20 @@ class CountingServer:
             while head := await reader.readuntil(b"\r\n\r\n"):
                 path = head.split(b" ", 2)[1].decode()
                 self.paths.append(path)
+                self.heads.append(head)
                 status, body = (404, b"none") if path == "/robots.txt" else (200, b"page")
+                extra = b""
                 if path == "/big":
                     body = BIG
+                if path == "/utf8-etag":
+                    extra = b"ETag: " + UTF8_TAG + b"\r\nVary: Accept\r\nVary: Cookie\r\n"
+                    if b"\r\nif-none-match: " + UTF8_TAG + b"\r\n" in head.lower():
+                        status, body = 304, b""
                 writer.write(
-                    f"HTTP/1.1 {status} X\r\ncontent-length: {len(body)}\r\n\r\n".encode() + body
+                    f"HTTP/1.1 {status} X\r\ncontent-length: {len(body)}\r\n".encode()
+                    + extra
+                    + b"\r\n"
+                    + body
                 )
                 await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError):
@@ -86,6 +97,12 @@ def plain() -> Iterator[CountingServer]:
         yield server
 
 
+def _plain_runtime(make_runtime, tmp_path: Path, plain: CountingServer, **settings):
+    hosts = tmp_path / "hosts-plain"
+    hosts.write_text(f"127.0.0.1:{plain.port} {SITE}\n")
+    return make_runtime(hosts=str(hosts), **settings)
+
+
 def _fetch_all(runtime, urls: list[str]):
     async def go():
         async with runtime.fetcher() as fetcher:
@@ -97,9 +114,7 @@ def _fetch_all(runtime, urls: list[str]):
 def test_plain_http_keeps_one_connection_alive_for_sequential_fetches(
     make_runtime, tmp_path: Path, plain: CountingServer
 ) -> None:
-    hosts = tmp_path / "hosts-plain"
-    hosts.write_text(f"127.0.0.1:{plain.port} {SITE}\n")
-    runtime = make_runtime(hosts=str(hosts))
+    runtime = _plain_runtime(make_runtime, tmp_path, plain)
     fetched = _fetch_all(runtime, [f"http://{SITE}/p{i}" for i in range(5)])
     assert [(f.status, f.body) for f in fetched] == [(200, b"page")] * 5
     assert plain.paths == ["/robots.txt", *(f"/p{i}" for i in range(5))]
@@ -109,14 +124,41 @@ def test_plain_http_keeps_one_connection_alive_for_sequential_fetches(
 def test_a_body_over_the_cap_closes_its_connection_and_the_next_fetch_works(
     make_runtime, tmp_path: Path, plain: CountingServer
 ) -> None:
-    hosts = tmp_path / "hosts-plain"
-    hosts.write_text(f"127.0.0.1:{plain.port} {SITE}\n")
-    runtime = make_runtime(hosts=str(hosts), fetch_max_bytes=50_000)
+    runtime = _plain_runtime(make_runtime, tmp_path, plain, fetch_max_bytes=50_000)
     big, after = _fetch_all(runtime, [f"http://{SITE}/big", f"http://{SITE}/after"])
     assert big.failure_class is FailureClass.TOO_LARGE
     assert (after.status, after.body) == (200, b"page")
     # The connection left in the middle of /big was not reused for /after.
     assert plain.connections == 2
+
+
+def test_headers_arrive_as_httpx_reads_them_and_a_utf8_validator_goes_back_unchanged(
+    make_runtime, tmp_path: Path, plain: CountingServer
+) -> None:
+    runtime = _plain_runtime(make_runtime, tmp_path, plain)
+    url = f"http://{SITE}/utf8-etag"
+
+    async def go():
+        async with runtime.fetcher() as fetcher:
+            first = await fetcher.fetch(url)
+            return first, await fetcher.fetch(url, etag=first.headers["etag"])
+
+    first, again = asyncio.run(go())
+    assert first.status == 200
+    assert first.headers["etag"] == '"caf\u00e9"'
+    assert first.headers["vary"] == "Accept, Cookie"
+    assert (again.status, again.failure_class) == (304, None)
+    assert b"\r\nIf-None-Match: " + UTF8_TAG + b"\r\n" in plain.heads[-1]
+
+
+def test_a_url_outside_httpx_normal_form_is_sent_as_httpx_normalises_it(
+    make_runtime, tmp_path: Path, plain: CountingServer
+) -> None:
+    runtime = _plain_runtime(make_runtime, tmp_path, plain)
+    fetched = _fetch_all(runtime, [f"http://{SITE.upper()}/a/./b/../c d?q=\u00e9#top"])
+    assert fetched[0].status == 200
+    assert plain.paths[-1] == "/a/c%20d?q=%C3%A9"
+    assert b"\r\nHost: " + SITE.encode() + b"\r\n" in plain.heads[-1]
 
 
 def _tls_fetch_all(make_runtime, tmp_path: Path, server: TLSServer, ca: Path, n: int):
@@ -146,3 +188,19 @@ def test_an_https_origin_that_negotiates_h2_stays_on_one_h2_connection(
     assert [f.status for f in fetched] == [200] * 4
     assert {proto for proto, _ in server.seen} == {"h2"}
     assert server.connections == 1
+
+
+def test_a_utf8_validator_goes_back_unchanged_over_h2(make_runtime, tmp_path: Path) -> None:
+    ca, cert, key = _certificates(tmp_path)
+    with CountingTLSServer(cert, key, ["h2", "http/1.1"]) as server:
+        hosts = tmp_path / "tls-hosts"
+        hosts.write_text(f"127.0.0.1:{server.port} {HOST}\n")
+        runtime = make_runtime(hosts=str(hosts), ca_bundle=str(ca))
+
+        async def go():
+            async with runtime.fetcher() as fetcher:
+                return await fetcher.fetch(f"https://{HOST}/page", etag=UTF8_TAG.decode())
+
+        fetched = asyncio.run(go())
+    assert fetched.status == 200
+    assert server.h2_headers[-1]["if-none-match"] == UTF8_TAG.decode()

@@ -73,6 +73,7 @@ class TLSServer:
         self.context.load_cert_chain(cert, key)
         self.context.set_alpn_protocols(protocols)
         self.seen: list[tuple[str, str]] = []  # (protocol, path)
+        self.h2_headers: list[dict[str, str]] = []  # each h2 request's header fields
         self.loop = asyncio.new_event_loop()
         self.port = 0
         self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
@@ -121,6 +122,7 @@ class TLSServer:
                 if isinstance(event, h2.events.RequestReceived):
                     path = dict(event.headers)[":path"]
                     self.seen.append(("h2", path))
+                    self.h2_headers.append(dict(event.headers))
                     status, body = self._answer(path)
                     conn.send_headers(
                         event.stream_id,

@@ -123,14 +123,19 @@ class Lanes:
         self._keys = itertools.count()
 
     def spawn(self) -> None:
-        context = worker_context(start_method())
+        method = start_method()
+        context = worker_context(method)
         clock_now = _virtual_now(self._runtime)
         settings = self._runtime.settings
         for index in range(self._count):
             ours, theirs = socket.socketpair()
+            # A forked lane holds a copy of every socket of this process, among them the
+            # tick's ends of its own socket and of the lanes before it: it closes them, or it
+            # would never see the tick's process go (a fork server's lane gets `theirs` only).
+            tick_ends = [*(lane.sock for lane in self._lanes), ours] if method == "fork" else []
             process = context.Process(
                 target=lane_main,
-                args=(theirs, settings, self._runtime.worker, clock_now, self._run_id),
+                args=(theirs, settings, self._runtime.worker, clock_now, self._run_id, tick_ends),
                 name=f"catlas-lane-{index}",
                 daemon=False,  # it starts a parser process of its own; `end` ends it
             )
@@ -297,9 +302,16 @@ async def _receive(reader: asyncio.StreamReader) -> tuple[Any, ...] | None:
 
 # -- the lane's side ---------------------------------------------------------------------------
 def lane_main(
-    sock: socket.socket, settings: Settings, worker: str, now: datetime | None, run_id: str
+    sock: socket.socket,
+    settings: Settings,
+    worker: str,
+    now: datetime | None,
+    run_id: str,
+    tick_ends: Sequence[socket.socket] = (),
 ) -> None:
     """A lane process: run the sensors the tick sends until it says close (or is gone)."""
+    for end in tick_ends:
+        end.close()  # this process's copies: the tick's own stay open
     # Ctrl+C reaches every process of the terminal's group: the tick decides what stops.
     # (A forked lane also inherits the tick's own handlers: SIGTERM ends a lane as usual.)
     signal.signal(signal.SIGINT, signal.SIG_IGN)

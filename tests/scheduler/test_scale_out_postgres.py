@@ -8,6 +8,7 @@ with DuckDB) is the witness of what was stored.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -121,6 +122,26 @@ def start(env: dict) -> subprocess.Popen:
     )
 
 
+def descendants(pid: int) -> set[int]:
+    """The processes `pid` started, and theirs (Linux's /proc)."""
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        for task in Path(f"/proc/{todo.pop()}/task").glob("*"):
+            with contextlib.suppress(OSError):
+                children = {int(c) for c in (task / "children").read_text().split()}
+                todo.extend(children - found)
+                found |= children
+    return found
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True  # gone
+
+
 def finish(workers: list[subprocess.Popen]) -> None:
     for w in workers:
         out, err = w.communicate(timeout=240)
@@ -188,14 +209,23 @@ def test_a_killed_worker_is_taken_over_after_the_claim_timeout(
             "a",
             CATLAS_SCHEDULER_CLAIM_BATCH=str(KILLED_RUN_SENSORS // 2),
             CATLAS_FETCH_CONCURRENCY="2",
+            CATLAS_LANES="2",
+            CATLAS_LANE_MIN_BATCH="1",
         )
     )
     deadline = time.monotonic() + 120
     while sum(load_paths(web).values()) < 60:
         assert time.monotonic() < deadline and doomed.poll() is None
         time.sleep(0.05)
+    lanes = descendants(doomed.pid)
     doomed.kill()  # SIGKILL mid-tick: no cleanup of any kind
     doomed.wait(timeout=30)
+    # Its lanes and their parsers see it gone and exit; none is left holding its sockets.
+    assert len(lanes) >= 4  # two lanes, a parser each
+    deadline = time.monotonic() + 30
+    while left := {pid for pid in lanes if Path(f"/proc/{pid}").exists() and not _zombie(pid)}:
+        assert time.monotonic() < deadline, f"still running after their tick died: {left}"
+        time.sleep(0.1)
     fetched_by_a = set(load_paths(web))
 
     # Worker B, at the same instant, cannot take A's fresh claims: it runs the rest.

@@ -11,9 +11,10 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import cached_property
 from typing import Any
 
-from sqlalchemy import Connection, insert, select, update
+from sqlalchemy import Connection, bindparam, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from catlas_assets.domain.pacing import budget_day
@@ -33,6 +34,10 @@ class Reservation:
     retry_at_s: float | None = None  # TURN_BUSY: the wall-clock second worth asking again
 
 
+# Domains per `IN (...)`: far below every engine's limit on bound parameters.
+_IN_CHUNK = 500
+
+
 def _next_utc_midnight(now: datetime) -> datetime:
     start = now.replace(hour=0, minute=0, second=0, microsecond=0)
     return start + timedelta(days=1)
@@ -44,22 +49,7 @@ class DomainBudgets:
         self.default_budget = default_budget
 
     def _row(self, conn: Connection, domain: str, now: datetime) -> dict[str, Any]:
-        query = select(domain_budgets).where(domain_budgets.c.domain == domain)
-        if self.store.is_postgres:
-            query = query.with_for_update()
-        row = conn.execute(query).mappings().first()
-        if row is not None:
-            return dict(row)
-        values = {
-            "domain": domain,
-            "daily_budget": self.default_budget,
-            "used_today": 0,
-            "budget_day": budget_day(now),
-            "blocked_until": None,
-            "updated_at": now,
-        }
-        conn.execute(insert(domain_budgets).values(**values))
-        return values
+        return self._rows(conn, [domain], now)[domain]
 
     def _locked(self, action: Any, *, wait: bool = True) -> Any:
         # Two workers may insert the same new domain at once: the loser retries and finds it.
@@ -102,11 +92,8 @@ class DomainBudgets:
         when it is blocked or spent), first giving back `returning` units of today's that
         were taken and not used; one transaction either way (`wait`: see
         `StateStore.transaction`)."""
-
-        def action(conn: Connection) -> Reservation:
-            return self._grant(conn, domain, now, units, returning)
-
-        return self._locked(action, wait=wait)
+        back = {domain: returning} if returning else {}
+        return self._reserve([domain], now, units, back, wait)[domain]
 
     def reserve_many(
         self,
@@ -119,28 +106,88 @@ class DomainBudgets:
     ) -> dict[str, Reservation]:
         """`reserve` of `units` for each of `domains`, in one transaction: the leases of a
         worker that starts (or renews) many domains at once, each first giving back its
-        `returning` units. The domains are taken in order (two PostgreSQL workers lock their
-        rows in the same order); a blocked or spent domain gets its refusal and the others
-        their units."""
+        `returning` units. The domains' rows are read in one statement and written in
+        one, in domain order (two PostgreSQL workers lock them in the same order); a
+        blocked or spent domain gets its refusal and the others their units."""
+        # Sorted once: a retried transaction sees the same domains.
+        return self._reserve(sorted(set(domains)), now, units, returning or {}, wait)
 
-        ordered = sorted(set(domains))  # once: a retried transaction sees the same domains
-        back = returning or {}
+    def _reserve(
+        self,
+        ordered: list[str],
+        now: datetime,
+        units: int,
+        back: Mapping[str, int],
+        wait: bool,
+    ) -> dict[str, Reservation]:
+        day = budget_day(now)
 
         def action(conn: Connection) -> dict[str, Reservation]:
-            return {d: self._grant(conn, d, now, units, back.get(d, 0)) for d in ordered}
+            rows = self._rows(conn, ordered, now)
+            out: dict[str, Reservation] = {}
+            writes: list[dict[str, Any]] = []
+            for domain in ordered:
+                row, returned = rows[domain], back.get(domain, 0)
+                used, refusal = _judged(row, domain, now, returned)
+                if refusal is None:
+                    granted = min(max(1, units), row["daily_budget"] - used)
+                    out[domain] = Reservation(
+                        True, units=granted, crawl_delay_s=row.get("crawl_delay_s")
+                    )
+                    used += granted
+                else:
+                    out[domain] = refusal
+                    if not (returned and row["budget_day"] == day):
+                        continue  # refused, and nothing came back to write
+                writes.append(
+                    {"b_domain": domain, "used_today": used, "budget_day": day, "updated_at": now}
+                )
+            if writes:
+                conn.execute(self._used_update, writes)
+            return out
 
         return self._locked(action, wait=wait)
 
-    def _grant(
-        self, conn: Connection, domain: str, now: datetime, units: int, returning: int
-    ) -> Reservation:
-        row = self._row(conn, domain, now)
-        used, refusal = self._refusal(conn, row, domain, now, returning)
-        if refusal is not None:
-            return refusal
-        granted = min(max(1, units), row["daily_budget"] - used)
-        self._set_used(conn, domain, used + granted, budget_day(now), now)
-        return Reservation(True, units=granted, crawl_delay_s=row.get("crawl_delay_s"))
+    def _rows(
+        self, conn: Connection, domains: list[str], now: datetime
+    ) -> dict[str, dict[str, Any]]:
+        """The rows of `domains` (sorted), locked on PostgreSQL; a missing one is created."""
+        found: dict[str, dict[str, Any]] = {}
+        for start in range(0, len(domains), _IN_CHUNK):
+            query = select(domain_budgets).where(
+                domain_budgets.c.domain.in_(domains[start : start + _IN_CHUNK])
+            )
+            if self.store.is_postgres:
+                query = query.order_by(domain_budgets.c.domain).with_for_update()
+            found.update((r["domain"], dict(r)) for r in conn.execute(query).mappings())
+        missing = [
+            {
+                "domain": domain,
+                "daily_budget": self.default_budget,
+                "used_today": 0,
+                "budget_day": budget_day(now),
+                "blocked_until": None,
+                "updated_at": now,
+            }
+            for domain in domains
+            if domain not in found
+        ]
+        if missing:
+            conn.execute(insert(domain_budgets), missing)
+            found.update((row["domain"], row) for row in missing)
+        return found
+
+    @cached_property
+    def _used_update(self) -> Any:
+        return (
+            update(domain_budgets)
+            .where(domain_budgets.c.domain == bindparam("b_domain"))
+            .values(
+                used_today=bindparam("used_today"),
+                budget_day=bindparam("budget_day"),
+                updated_at=bindparam("updated_at"),
+            )
+        )
 
     def take_turn(
         self,
@@ -219,32 +266,10 @@ class DomainBudgets:
     def _refusal(
         self, conn: Connection, row: dict[str, Any], domain: str, now: datetime, returning: int
     ) -> tuple[int, Reservation | None]:
-        """Today's units in use once `returning` went back, and why not, if the domain may
-        not be asked (blocked or spent); a refusal still gives the units back."""
-        day = budget_day(now)
-        # Lazy daily reset: what was left over on another day is not today's to return.
-        today = row["budget_day"] == day
-        used = max(0, row["used_today"] - returning) if today else 0
-        blocked_until = row["blocked_until"]
-        refusal = None
-        if blocked_until is not None and blocked_until > now:
-            refusal = Reservation(
-                False,
-                "domain_blocked",
-                f"{domain} blocked until {blocked_until:%Y-%m-%d %H:%M:%S}Z",
-                blocked_until,
-                crawl_delay_s=row.get("crawl_delay_s"),
-            )
-        elif used >= row["daily_budget"]:
-            refusal = Reservation(
-                False,
-                "budget_exhausted",
-                f"daily budget of {row['daily_budget']} requests to {domain} used",
-                _next_utc_midnight(now),
-                crawl_delay_s=row.get("crawl_delay_s"),
-            )
-        if refusal is not None and returning and today:
-            self._set_used(conn, domain, used, day, now)
+        """`_judged`, and a refusal's returned units written back."""
+        used, refusal = _judged(row, domain, now, returning)
+        if refusal is not None and returning and row["budget_day"] == budget_day(now):
+            self._set_used(conn, domain, used, budget_day(now), now)
         return used, refusal
 
     @staticmethod
@@ -344,3 +369,31 @@ class DomainBudgets:
             )
 
         self._locked(action)
+
+
+def _judged(
+    row: dict[str, Any], domain: str, now: datetime, returning: int
+) -> tuple[int, Reservation | None]:
+    """Today's units in use once `returning` went back, and why not, if the domain may not
+    be asked (blocked or spent); the caller writes the units given back."""
+    # Lazy daily reset: what was left over on another day is not today's to return.
+    today = row["budget_day"] == budget_day(now)
+    used = max(0, row["used_today"] - returning) if today else 0
+    blocked_until = row["blocked_until"]
+    if blocked_until is not None and blocked_until > now:
+        return used, Reservation(
+            False,
+            "domain_blocked",
+            f"{domain} blocked until {blocked_until:%Y-%m-%d %H:%M:%S}Z",
+            blocked_until,
+            crawl_delay_s=row.get("crawl_delay_s"),
+        )
+    if used >= row["daily_budget"]:
+        return used, Reservation(
+            False,
+            "budget_exhausted",
+            f"daily budget of {row['daily_budget']} requests to {domain} used",
+            _next_utc_midnight(now),
+            crawl_delay_s=row.get("crawl_delay_s"),
+        )
+    return used, None

@@ -10,6 +10,7 @@ from itertools import pairwise
 from typing import Any
 
 import pytest
+import sqlalchemy
 
 from resources import governor as governor_module
 from resources.governor import DomainGovernor, GovernorConfig, Postponed
@@ -178,6 +179,35 @@ def test_the_leases_of_many_domains_go_back_in_one_transaction(budgets: DomainBu
     budgets.give_back({"a.com": 2, "b.io": 0}, NOW)
     assert budgets.get("a.com")["used_today"] == 2
     assert budgets.get("b.io")["used_today"] == 3
+
+
+def test_many_domains_are_leased_in_one_read_and_one_write(budgets: DomainBudgets) -> None:
+    domains = [f"d{i:03d}.com" for i in range(40)]
+    budgets.reserve_many(domains[:30], NOW, units=2)  # ten domains stay new
+    budgets.set_budget("d005.com", 3, NOW)  # 2 of 3 used: one unit left
+    budgets.block("d006.com", NOW + timedelta(hours=1), NOW)
+    statements: list[str] = []
+
+    def seen(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        if "domain_budgets" in statement:
+            statements.append(statement.split(None, 1)[0].upper())
+
+    sqlalchemy.event.listen(budgets.store.engine, "before_cursor_execute", seen)
+    try:
+        got = budgets.reserve_many(domains, NOW, units=4, returning={"d001.com": 2})
+    finally:
+        sqlalchemy.event.remove(budgets.store.engine, "before_cursor_execute", seen)
+    # One SELECT of every row, one INSERT of the new ones, one UPDATE for all (executemany).
+    assert statements == ["SELECT", "INSERT", "UPDATE"]
+    assert (got["d005.com"].granted, got["d005.com"].units) == (True, 1)
+    assert got["d006.com"].reason == "domain_blocked"
+    assert {d: r.units for d, r in got.items() if d not in ("d005.com", "d006.com")} == {
+        d: 4 for d in domains if d not in ("d005.com", "d006.com")
+    }
+    used = {d: budgets.get(d)["used_today"] for d in domains}
+    assert used["d001.com"] == 4  # 2 of its first lease came back, then 4 more
+    assert used["d005.com"] == 3 and used["d006.com"] == 2
+    assert used["d000.com"] == 6 and used["d039.com"] == 4
 
 
 def test_a_lease_never_takes_more_than_the_budget_left(budgets: DomainBudgets) -> None:

@@ -492,23 +492,14 @@ class StateStore:
             return [self.apply_run(conn, **_run_fields(run)) for run in runs]
         prepared = prepared or prepare_runs(runs)
         ids = sorted({run.sensor_id for run in runs})
-        claims = select(sensors.c.id, sensors.c.claimed_by).where(sensors.c.id.in_(ids))
-        if self.is_postgres:
-            claims = claims.order_by(sensors.c.id).with_for_update()  # in id order: no deadlock
-        holder = {sensor_id: by for sensor_id, by in conn.execute(claims)}
+        holder = {sensor_id: by for sensor_id, by in conn.execute(self._claims, {"ids": ids})}
         applied = [holder.get(run.sensor_id) == run.worker for run in runs]
         by_columns: dict[tuple[str, ...], list[dict[str, Any]]] = {}
         for (columns, params), ok in zip(prepared.updates, applied, strict=True):
             if ok:
                 by_columns.setdefault(columns, []).append(params)
         for params_list in by_columns.values():
-            conn.execute(
-                update(sensors).where(
-                    sensors.c.id == bindparam("b_id"),
-                    sensors.c.claimed_by == bindparam("b_worker"),
-                ),
-                params_list,
-            )
+            conn.execute(self._claimed_update, params_list)
         kept = [run for run, ok in zip(runs, applied, strict=True) if ok]
         outbox = (
             prepared.outbox
@@ -523,6 +514,23 @@ class StateStore:
             for item in run.review:
                 self._open_review(conn, item, run.now)
         return applied
+
+    # The statements of every group commit, built once: SQLAlchemy rebuilt and re-keyed
+    # them for each group (its compiled cache still compiles once per set of columns).
+    @cached_property
+    def _claims(self) -> Any:
+        query = select(sensors.c.id, sensors.c.claimed_by).where(
+            sensors.c.id.in_(bindparam("ids", expanding=True))
+        )
+        if self.is_postgres:
+            query = query.order_by(sensors.c.id).with_for_update()  # in id order: no deadlock
+        return query
+
+    @cached_property
+    def _claimed_update(self) -> Any:
+        return update(sensors).where(
+            sensors.c.id == bindparam("b_id"), sensors.c.claimed_by == bindparam("b_worker")
+        )
 
     def _settle_move(
         self,

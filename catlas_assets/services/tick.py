@@ -187,7 +187,9 @@ def first_part(settings: Settings) -> int:
 
 class _Claim:
     """Claim up to `limit` due sensors for this tick, each as its run reads it (its
-    registrable domain computed once); `ids` holds every sensor claimed so far."""
+    registrable domain computed once); `ids` holds every sensor claimed so far. A later
+    part passes over them: a stop may have released one already, and a tick claims a
+    sensor once."""
 
     def __init__(self, runtime: Runtime, now: datetime) -> None:
         self._runtime = runtime
@@ -201,6 +203,7 @@ class _Claim:
             worker=runtime.worker,
             limit=limit,
             claim_timeout_s=runtime.settings.claim_timeout_s,
+            exclude=self.ids,
         )
         self.ids.extend(row["id"] for row in rows)
         return [sensor_state(row) for row in rows]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -299,10 +299,19 @@ class StateStore:
             return [dict(r) for r in conn.execute(query.order_by(sensors.c.id)).mappings()]
 
     def claim_due(
-        self, *, now: datetime, worker: str, limit: int, claim_timeout_s: int
+        self,
+        *,
+        now: datetime,
+        worker: str,
+        limit: int,
+        claim_timeout_s: int,
+        exclude: Collection[int] = (),
     ) -> list[Row]:
-        """Claim up to ``limit`` due sensors for ``worker``; another worker never gets the same."""
+        """Claim up to ``limit`` due sensors for ``worker``; another worker never gets the same.
+        `exclude`: sensors passed over (a tick's own, claimed in an earlier part)."""
         claimable = _claimable(now, claim_timeout_s)
+        if exclude:
+            claimable += (sensors.c.id.not_in(sorted(exclude)),)
         order = (sensors.c.priority.desc(), sensors.c.next_run_at, sensors.c.id)
         due = select(sensors.c.id).where(*claimable).order_by(*order).limit(limit)
         with self.transaction(write_lock=True) as conn:

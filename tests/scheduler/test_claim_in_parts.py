@@ -15,6 +15,7 @@ import pytest
 
 from catlas_assets.domain.vocabulary import Stop
 from catlas_assets.errors import StorageError
+from catlas_assets.services import catalog
 from catlas_assets.services.lanes import deal
 from catlas_assets.services.run_control import RunControl
 from catlas_assets.services.runtime import Runtime
@@ -109,6 +110,37 @@ def test_the_rest_claimed_after_the_run_stopped_is_released_unrun(
     rows = [runtime.store.sensor(i) for i in ids]
     assert all(r["claimed_at"] is None for r in rows)
     assert sum(r["last_fetched_at"] is None for r in rows) == c["released"] >= 4
+
+
+def test_a_sensor_the_stop_released_before_the_rest_was_claimed_is_not_claimed_again(
+    make_runtime, web: FixtureWeb, database_url: str
+) -> None:
+    runtime = make_runtime(database_url, **FAST, fetch_concurrency=1)
+    company = catalog.add_company(runtime, name="Slow", website=LOAD, tier=3)
+    ids = [  # pages that take 3 s: the first part's first runs past the deadline
+        catalog.add_sensor(runtime, company_id=company, surface="products", url=f"{LOAD}/slow/{i}")
+        for i in range(6)
+    ]
+    control = RunControl(deadline_s=0.5)
+    drained: list[bool] = []
+
+    def after_the_drain(limit: int) -> None:
+        if limit == 2:
+            return  # the first part: one runs, one waits in the queue
+        # The stop drains the queue: its sensor is released while the first still runs.
+        deadline = time.monotonic() + 10
+        while sum(runtime.store.sensor(i)["claimed_at"] is not None for i in ids) != 1:
+            assert time.monotonic() < deadline, "the queue was never drained"
+            time.sleep(0.02)
+        drained.append(True)
+
+    _before_each_claim(runtime, after_the_drain)
+    report = run_tick(runtime, control=control).report
+
+    assert drained and report.stop is Stop.INTERRUPTED
+    c = report.counters
+    assert c["claimed"] == 6 and c["ok"] + c["released"] == 6
+    assert all(runtime.store.sensor(i)["claimed_at"] is None for i in ids)
 
 
 def test_a_failing_claim_of_the_rest_fails_the_tick_and_releases_every_claim(

@@ -400,13 +400,15 @@ def long_leases(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _count_calls(budgets: DomainBudgets, name: str) -> list[tuple[Any, ...]]:
-    """Record each call of `budgets.<name>` (one store transaction each) and pass it on."""
+    """Record each call of `budgets.<name>` that returned (one store transaction each; a try
+    that found SQLite's write lock taken wrote nothing and is tried again) and pass it on."""
     calls: list[tuple[Any, ...]] = []
     method = getattr(budgets, name)
 
     def counted(*args: Any, **kwargs: Any) -> Any:
+        result = method(*args, **kwargs)
         calls.append(args)
-        return method(*args, **kwargs)
+        return result
 
     setattr(budgets, name, counted)
     return calls
@@ -523,19 +525,22 @@ def lease_clock(monkeypatch: pytest.MonkeyPatch) -> _LeaseClock:
 
 
 def _recorded(budgets: DomainBudgets, name: str) -> list[tuple[list[str], dict[str, int]]]:
-    """Each call of `budgets.<name>`: its domains and the units each gave back."""
+    """Each call of `budgets.<name>` that returned (as `_count_calls`): its domains and the
+    units each gave back."""
     calls: list[tuple[list[str], dict[str, int]]] = []
     method = getattr(budgets, name)
 
     def recorded(domains: Any, *args: Any, **kwargs: Any) -> Any:
         many = name == "reserve_many"
         back = kwargs.get("returning")
-        calls.append(
+        entry = (
             (sorted(domains), dict(back or {}))
             if many
             else ([domains], {domains: back} if back else {})
         )
-        return method(domains, *args, **kwargs)
+        result = method(domains, *args, **kwargs)
+        calls.append(entry)
+        return result
 
     setattr(budgets, name, recorded)
     return calls

@@ -23,12 +23,17 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from dataclasses import replace
 from datetime import datetime
 
-from resources.state.group_commit import ConnectorChange, RunCommit, commit_runs, record_stats
+from resources.state.group_commit import (
+    ConnectorChange,
+    RunCommit,
+    commit_runs,
+    record_stats,
+    summed,
+)
 from resources.state.loop_writes import write_from_loop
-from resources.state.store import StateStore, prepare_runs
+from resources.state.store import StateStore
 
 log = logging.getLogger(__name__)
 # Connector stats written once a second a worker at most (a read-modify-write of the
@@ -56,7 +61,8 @@ class GroupCommitter:
         self._flushing = asyncio.Lock()
         self._timer: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[None]] = set()
-        self._stats: list[ConnectorChange] = []  # of committed runs, not written yet
+        # Of committed runs, not written yet: one summed tally per connector.
+        self._stats: list[ConnectorChange] = []
         self._stats_due: float | None = None  # loop time of the next write
         self._last_now: datetime | None = None
 
@@ -116,22 +122,23 @@ class GroupCommitter:
         if self._stats_due is None:
             self._stats_due = clock + STATS_EVERY_S
         # The group's own stats wait; those held back go with it once they are due.
-        bare = [replace(r, connector=None) if r.connector is not None else r for r in runs]
         due, self._stats = (self._stats, []) if clock >= self._stats_due else ([], self._stats)
-        prepared = prepare_runs(bare)  # once, however often the write is tried
+        prepared = store.prepare_runs(runs)  # once, however often the write is tried
         try:
             applied = await write_from_loop(
                 store,
-                lambda wait: commit_runs(store, bare, wait=wait, prepared=prepared, stats=due),
+                lambda wait: commit_runs(
+                    store, runs, wait=wait, prepared=prepared, stats=due, own_stats=False
+                ),
             )
         except BaseException:
             self._stats[:0] = due  # not written: they go with a later group
             raise
         if due:
             self._stats_due = clock + STATS_EVERY_S
-        self._stats.extend(
-            r.connector for r, ok in zip(runs, applied, strict=True) if ok and r.connector
-        )
+        own = [r.connector for r, ok in zip(runs, applied, strict=True) if ok and r.connector]
+        if own:
+            self._stats = summed([*self._stats, *own])
         self._last_now = max(r.now for r in runs)
         return applied
 
@@ -154,4 +161,5 @@ class GroupCommitter:
                     store, lambda wait: record_stats(store, stats, now, wait=wait)
                 )
             except Exception as exc:  # the runs stand: only their counters are lost
-                log.warning("connector stats of %d runs not written (%s)", len(stats), exc)
+                runs = sum(change.tally.runs for change in stats)
+                log.warning("connector stats of %d runs not written (%s)", runs, exc)

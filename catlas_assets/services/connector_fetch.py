@@ -10,8 +10,6 @@ reprocessing sees exactly what was fetched.
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime
-from typing import Any
 
 from catlas_assets.domain.connectors import registry
 from catlas_assets.domain.connectors.base import MAX_PAGES, Connector, Page, Request, bundle
@@ -84,29 +82,3 @@ def _page(fetched: Fetched, request: Request) -> Page:
     return Page(
         fetched.final_url, fetched.body, fetched.content_type, request.method, request.json_body
     )
-
-
-def connector_stats(
-    stats: dict[str, Any],
-    *,
-    outcome: str,
-    failure_class: str | None,
-    entities: int | None,
-    now: datetime,
-) -> dict[str, Any]:
-    """The `connectors.stats` JSON after one run (pure)."""
-    out = dict(stats)
-    out["runs"] = int(out.get("runs", 0)) + 1
-    out.setdefault("outcomes", {})
-    out["outcomes"] = {**out["outcomes"], outcome: int(out["outcomes"].get(outcome, 0)) + 1}
-    if failure_class:
-        out["failures"] = int(out.get("failures", 0)) + 1
-        if failure_class == "SCHEMA":
-            out["schema_failures"] = int(out.get("schema_failures", 0)) + 1
-        out["last_failure_class"] = failure_class
-    else:
-        out["last_success_at"] = now.isoformat()
-    if entities is not None:
-        out["entities_last"] = entities
-    out["last_run_at"] = now.isoformat()
-    return out

@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from catlas_assets.domain import scheduling
+from catlas_assets.domain.connector_tally import StatsTally
 from catlas_assets.domain.connectors import registry
 from catlas_assets.domain.extract.extraction import Extraction
 from catlas_assets.domain.normalize import Block
@@ -20,7 +21,7 @@ from catlas_assets.domain.vocabulary import ChangeKind, FailureClass, Outcome, S
 from catlas_assets.errors import CatlasError
 from catlas_assets.ids import new_id
 from catlas_assets.services.commit_groups import GroupCommitter
-from catlas_assets.services.connector_fetch import connector_stats, fetch_for_sensor
+from catlas_assets.services.connector_fetch import fetch_for_sensor
 from catlas_assets.services.runtime import Runtime
 from resources.fetcher import Fetcher
 from resources.state.group_commit import ConnectorChange, RunCommit, commit_runs
@@ -248,8 +249,7 @@ def _connector_change(
         name=connector.name,
         kind=connector.kind,
         version=connector.version,
-        change=lambda stats: connector_stats(
-            stats,
+        tally=StatsTally.of_run(
             outcome=observed.outcome.value,
             failure_class=failure_class.value if failure_class else None,
             entities=entities,

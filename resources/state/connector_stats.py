@@ -2,29 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, insert, select, update
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 
+from catlas_assets.domain.connector_tally import StatsTally
 from resources.state.schema import connectors
 from resources.state.store import StateStore
-
-
-def record_run(
-    store: StateStore,
-    *,
-    name: str,
-    kind: str,
-    version: str,
-    now: datetime,
-    change: Callable[[dict[str, Any]], dict[str, Any]],
-) -> None:
-    """Apply `change` to the connector's stats under the write lock (no lost update)."""
-    with store.transaction(write_lock=True) as conn:
-        apply_change(conn, store, name=name, kind=kind, version=version, now=now, change=change)
 
 
 def apply_change(
@@ -35,9 +21,10 @@ def apply_change(
     kind: str,
     version: str,
     now: datetime,
-    change: Callable[[dict[str, Any]], dict[str, Any]],
+    tally: StatsTally,
 ) -> None:
-    """`record_run` inside the caller's transaction (which holds the write lock)."""
+    """Add `tally` to the connector's stats, in the caller's transaction (which holds the
+    write lock: no lost update)."""
     query = select(connectors.c.stats).where(connectors.c.name == name)
     if store.is_postgres:
         # Several workers may meet a new connector at once: create its row race-free,
@@ -56,7 +43,7 @@ def apply_change(
                 kind=kind,
                 version=version,
                 enabled=True,
-                stats=change({}),
+                stats=tally.applied_to({}),
                 updated_at=now,
             )
         )
@@ -64,7 +51,7 @@ def apply_change(
         conn.execute(
             update(connectors)
             .where(connectors.c.name == name)
-            .values(stats=change(dict(row[0] or {})), version=version, updated_at=now)
+            .values(stats=tally.applied_to(row[0] or {}), version=version, updated_at=now)
         )
 
 

@@ -4,7 +4,7 @@ Each run's writes (its sensor row, outbox rows, inbox, review) are applied insid
 transaction, in a few statements for the whole group (`StateStore.apply_runs`); a run
 whose claim was lost writes nothing and is reported as not committed, the others go on. What many runs add to the same few rows is summed first and
 written once per group: the cost ledger (per day, company and connector) and the
-connector stats (one read-modify-write per connector). Those rows are written in a fixed
+connector stats (their tallies summed, then one read-modify-write per connector). Those rows are written in a fixed
 order, so two PostgreSQL workers committing groups at once cannot deadlock on them. A
 caller may also hold the connector stats of committed runs back and hand them to a later
 group (`stats`) or write them alone (`record_stats`): they are counters for people, read
@@ -17,24 +17,27 @@ commit leaves nothing of the group behind (its claims time out and are run again
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection
 
+from catlas_assets.domain.connector_tally import StatsTally
 from catlas_assets.domain.pipeline_data import InboxEntry, LedgerCharge, ReviewItem
 from resources.state import connector_stats
-from resources.state.store import PreparedRuns, StateStore, prepare_runs
+from resources.state.store import PreparedRuns, StateStore
 
 
 @dataclass(frozen=True)
 class ConnectorChange:
+    """What runs of one connector add to its stats row."""
+
     name: str
     kind: str
     version: str
-    change: Callable[[dict[str, Any]], dict[str, Any]]
+    tally: StatsTally
 
 
 @dataclass(frozen=True)
@@ -60,15 +63,17 @@ def commit_runs(
     wait: bool = True,
     prepared: PreparedRuns | None = None,
     stats: Sequence[ConnectorChange] = (),
+    own_stats: bool = True,
 ) -> list[bool]:
     """Apply `runs` in one transaction; for each, whether it was committed. With
     `wait=False`, `WriterBusy` (nothing written) when the write lock is not free now.
-    `prepared`: `prepare_runs(runs)`, when the caller has it already; `stats`: connector
-    stats of runs committed earlier, written before the group's own."""
+    `prepared`: `store.prepare_runs(runs)`, when the caller has it already; `stats`: connector
+    stats of runs committed earlier, written before the group's own (none with
+    `own_stats=False`: the caller holds them back)."""
     if not runs:
         return []
     # What the statements write is computed first: SQLite's write lock is held for them alone.
-    prepared = prepared or prepare_runs(runs)
+    prepared = prepared or store.prepare_runs(runs)
     charges = merged_charges([r.ledger for r in runs if r.ledger is not None])
     with store.transaction(write_lock=True, wait=wait) as conn:
         applied = store.apply_runs(conn, runs, prepared)
@@ -76,8 +81,8 @@ def commit_runs(
         if len(kept) < len(runs):  # a lost claim charges nothing
             charges = merged_charges([r.ledger for r in kept if r.ledger is not None])
         store.charge(conn, charges)
-        own = [run.connector for run in kept if run.connector is not None]
-        if kept or stats:
+        own = [run.connector for run in kept if run.connector is not None] if own_stats else []
+        if own or stats:
             now = max(r.now for r in kept) if kept else max(r.now for r in runs)
             _apply_stats(conn, store, [*stats, *own], now)
     return applied
@@ -92,24 +97,38 @@ def record_stats(
             _apply_stats(conn, store, changes, now)
 
 
+def summed(changes: Sequence[ConnectorChange]) -> list[ConnectorChange]:
+    """One change per connector, its runs' tallies summed in order (kind and version of
+    the last), in name order: the order the rows are written in, so that two workers cannot
+    deadlock on them."""
+    by_name: dict[str, ConnectorChange] = {}
+    for change in changes:
+        total = by_name.get(change.name)
+        if total is None:
+            total = by_name[change.name] = ConnectorChange(
+                change.name, change.kind, change.version, StatsTally()
+            )
+        elif (total.kind, total.version) != (change.kind, change.version):
+            total = by_name[change.name] = ConnectorChange(
+                change.name, change.kind, change.version, total.tally
+            )
+        total.tally.add(change.tally)
+    return [by_name[name] for name in sorted(by_name)]
+
+
 def _apply_stats(
     conn: Connection, store: StateStore, changes: Sequence[ConnectorChange], now: datetime
 ) -> None:
-    """One read-modify-write per connector, in name order (no deadlock between workers)."""
-    by_name: dict[str, list[ConnectorChange]] = {}
-    for change in changes:
-        by_name.setdefault(change.name, []).append(change)
-    for name in sorted(by_name):
-        group = by_name[name]
-        last = group[-1]
+    """One read-modify-write per connector."""
+    for change in summed(changes):
         connector_stats.apply_change(
             conn,
             store,
-            name=name,
-            kind=last.kind,
-            version=last.version,
+            name=change.name,
+            kind=change.kind,
+            version=change.version,
             now=now,
-            change=_composed([c.change for c in group]),
+            tally=change.tally,
         )
 
 
@@ -128,14 +147,3 @@ def merged_charges(charges: Sequence[LedgerCharge]) -> list[LedgerCharge]:
             sums.items(), key=lambda item: (item[0][0], item[0][1] or 0, item[0][2])
         )
     ]
-
-
-def _composed(
-    steps: Sequence[Callable[[dict[str, Any]], dict[str, Any]]],
-) -> Callable[[dict[str, Any]], dict[str, Any]]:
-    def apply(stats: dict[str, Any]) -> dict[str, Any]:
-        for step in steps:
-            stats = step(stats)
-        return stats
-
-    return apply

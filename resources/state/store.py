@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -35,7 +35,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.engine import URL, RootTransaction, make_url
+from sqlalchemy.engine import URL, Dialect, RootTransaction, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, OperationalError
 
 from catlas_assets.domain.masking import masked
@@ -159,6 +159,7 @@ class StateStore:
         database = engine.url.database
         on_disk = not self.is_postgres and database not in (None, "", ":memory:")
         self._sqlite_writers = WriterQueue(Path(database) if on_disk and database else None)
+        self._sensor_updates: dict[tuple[str, ...], DriverStatement] = {}
 
     @classmethod
     def open(cls, url: str, *, auto_create: bool = True) -> StateStore:
@@ -499,16 +500,16 @@ class StateStore:
         if any("url" in run.sensor_update for run in runs):
             # A move is settled against the other sensors' URLs, run after run.
             return [self.apply_run(conn, **_run_fields(run)) for run in runs]
-        prepared = prepared or prepare_runs(runs)
+        prepared = prepared or self.prepare_runs(runs)
         ids = sorted({run.sensor_id for run in runs})
         holder = {sensor_id: by for sensor_id, by in conn.execute(self._claims, {"ids": ids})}
         applied = [holder.get(run.sensor_id) == run.worker for run in runs]
-        by_columns: dict[tuple[str, ...], list[dict[str, Any]]] = {}
-        for (columns, params), ok in zip(prepared.updates, applied, strict=True):
+        by_statement: dict[str, list[Any]] = {}
+        for (sql, row), ok in zip(prepared.updates, applied, strict=True):
             if ok:
-                by_columns.setdefault(columns, []).append(params)
-        for params_list in by_columns.values():
-            conn.execute(self._claimed_update, params_list)
+                by_statement.setdefault(sql, []).append(row)
+        for sql, rows in by_statement.items():
+            conn.exec_driver_sql(sql, rows)
         kept = [run for run, ok in zip(runs, applied, strict=True) if ok]
         outbox = (
             prepared.outbox
@@ -524,8 +525,29 @@ class StateStore:
                 self._open_review(conn, item, run.now)
         return applied
 
+    def prepare_runs(self, runs: Sequence[RunWrites]) -> PreparedRuns:
+        """The values `apply_runs` writes for `runs`, computed before its transaction (on
+        SQLite a group holds the one write lock for its statements alone): each run's
+        sensor row as the driver takes it, and the group's outbox rows."""
+        updates = []
+        for run in runs:
+            values = {k: without_nul(v) for k, v in run.sensor_update.items()}
+            statement = self._sensor_update(tuple(sorted(values)))
+            values["b_id"], values["b_worker"] = run.sensor_id, run.worker
+            updates.append((statement.sql, statement.row(values)))
+        return PreparedRuns(updates, _outbox_rows((r.run_id, r.lake_rows, r.now) for r in runs))
+
+    def _sensor_update(self, columns: tuple[str, ...]) -> DriverStatement:
+        """The update of a claimed sensor's `columns`, compiled once per set of columns."""
+        statement = self._sensor_updates.get(columns)
+        if statement is None:
+            statement = self._sensor_updates[columns] = DriverStatement.of(
+                self._claimed_update, self.engine.dialect, columns
+            )
+        return statement
+
     # The statements of every group commit, built once: SQLAlchemy rebuilt and re-keyed
-    # them for each group (its compiled cache still compiles once per set of columns).
+    # them for each group.
     @cached_property
     def _claims(self) -> Any:
         query = select(sensors.c.id, sensors.c.claimed_by).where(
@@ -857,20 +879,46 @@ def _jsonable(value: Any) -> Any:
 
 @dataclass(frozen=True)
 class PreparedRuns:
-    """The values `apply_runs` writes for a group of runs, computed before its transaction:
-    on SQLite the group holds the one write lock for its statements alone."""
+    """The values `StateStore.apply_runs` writes for a group of runs (`prepare_runs`)."""
 
-    updates: list[tuple[tuple[str, ...], dict[str, Any]]]  # each run's columns and values
+    updates: list[tuple[str, Any]]  # each run's sensor update: its statement and row
     outbox: list[dict[str, Any]]  # the outbox rows of all the runs
 
 
-def prepare_runs(runs: Sequence[RunWrites]) -> PreparedRuns:
-    updates = []
-    for run in runs:
-        values = {k: without_nul(v) for k, v in run.sensor_update.items()}
-        params = {**values, "b_id": run.sensor_id, "b_worker": run.worker}
-        updates.append((tuple(sorted(values)), params))
-    return PreparedRuns(updates, _outbox_rows((r.run_id, r.lake_rows, r.now) for r in runs))
+@dataclass(frozen=True)
+class DriverStatement:
+    """A statement compiled for the dialect once, run through the driver's executemany:
+    its rows come converted as each column's type converts a value (datetimes to
+    SQLite's text, JSON to its text), so executing it converts nothing row by row.
+    SQLAlchemy did that inside the transaction, for every value of every row, and it cost
+    three times the SQLite update itself."""
+
+    sql: str
+    names: tuple[str, ...]  # the bound values, in the statement's order when positional
+    converters: tuple[Callable[[Any], Any] | None, ...]
+    positional: bool
+
+    @classmethod
+    def of(cls, statement: Any, dialect: Dialect, columns: Sequence[str]) -> DriverStatement:
+        compiled = statement.compile(dialect=dialect, column_keys=list(columns))
+        names = (
+            tuple(compiled.positiontup or ())
+            if dialect.positional
+            else tuple(compiled.bind_names.values())
+        )
+        types = {name: bind.type for bind, name in compiled.bind_names.items()}
+        converters = tuple(types[n].dialect_impl(dialect).bind_processor(dialect) for n in names)
+        return cls(compiled.string, names, converters, dialect.positional)
+
+    def row(self, values: Mapping[str, Any]) -> Any:
+        """`values` (by bound name) as the driver takes them: a tuple or a dict."""
+        converted = [
+            value if convert is None else convert(value)
+            for value, convert in zip((values[n] for n in self.names), self.converters, strict=True)
+        ]
+        return (
+            tuple(converted) if self.positional else dict(zip(self.names, converted, strict=True))
+        )
 
 
 def _outbox_rows(

@@ -5,12 +5,16 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import time
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from sqlalchemy import select
 from state_rows import NOW, SensorFactory
 
+from catlas_assets.domain.connector_tally import StatsTally
 from catlas_assets.domain.pipeline_data import LedgerCharge
+from catlas_assets.domain.vocabulary import FailureClass, SensorStatus
 from catlas_assets.services.commit_groups import GroupCommitter
 from resources.lake_batches import unpack
 from resources.state.connector_stats import all_stats
@@ -22,10 +26,6 @@ from resources.state.writer_queue import WriterBusy
 DAY = "2026-01-05"
 
 
-def _counting(stats: dict) -> dict:
-    return {**stats, "runs": stats.get("runs", 0) + 1}
-
-
 def _run(sensor_id: int, company_id: int, *, worker: str = "w1", units: int = 1) -> RunCommit:
     return RunCommit(
         sensor_id=sensor_id,
@@ -35,7 +35,12 @@ def _run(sensor_id: int, company_id: int, *, worker: str = "w1", units: int = 1)
         lake_rows={"observations": [{"observation_id": f"obs_{sensor_id}", "fetched_at": NOW}]},
         now=NOW,
         ledger=LedgerCharge(DAY, company_id, "generic_html", units, 10),
-        connector=ConnectorChange("generic_html", "html", "1", _counting),
+        connector=ConnectorChange(
+            "generic_html",
+            "html",
+            "1",
+            StatsTally.of_run(outcome="unchanged", failure_class=None, entities=None, now=NOW),
+        ),
     )
 
 
@@ -72,6 +77,46 @@ def test_a_group_commits_every_run_and_sums_the_shared_rows(
     assert _waiting(store) == [[f"obs_{i}" for i in ids]]  # one outbox row for the group
     assert _ledger(store) == [(company_id, 6, 30)]  # one row, the group's sum
     assert all_stats(store)["generic_html"]["stats"]["runs"] == 3
+
+
+def test_a_groups_sensor_rows_are_stored_as_a_single_runs_update_stores_them(
+    store: StateStore, company_id: int, add_sensor: SensorFactory
+) -> None:
+    """A group's sensor updates reach the driver with their values converted beforehand
+    (`DriverStatement`); every kind of column is stored exactly as the one-run update,
+    which SQLAlchemy converts itself, stores it: compared as the database holds it."""
+    ids = _claim(store, add_sensor, 2)
+    update = {
+        "next_run_at": datetime(2026, 1, 6, 9, 30, 0, 123456, tzinfo=timezone(timedelta(hours=1))),
+        "last_success_at": NOW,
+        "last_change_at": None,
+        "status": SensorStatus.ACTIVE,
+        "last_failure_class": FailureClass.TIMEOUT,
+        "quality_score": 61.25,
+        "consecutive_unchanged": 4,
+        "simhash": -(2**63) + 5,
+        "etag": 'W/"\u00e9\x00x"',
+        "config": {"max_pages": [1, "b"], "note": None},
+        "claimed_by": None,
+        "claimed_at": None,
+    }
+    group = replace(_run(ids[0], company_id), sensor_update=update, lake_rows={})
+    assert commit_runs(store, [group]) == [True]
+    with store.transaction() as conn:
+        assert store.apply_run(
+            conn, sensor_id=ids[1], worker="w1", sensor_update=update, run_id="run_1",
+            lake_rows={}, inbox=(), review=(), now=NOW,
+        )  # fmt: skip
+    columns = ", ".join(update)
+    with store.engine.connect() as conn:
+        stored = conn.exec_driver_sql(
+            f"SELECT id, {columns} FROM sensors WHERE id IN ({ids[0]}, {ids[1]}) ORDER BY id"
+        ).all()
+    assert stored[0][1:] == stored[1][1:]
+    row = store.sensor(ids[0])
+    assert row["next_run_at"] == datetime(2026, 1, 6, 8, 30, 0, 123456, tzinfo=UTC)
+    assert row["etag"] == 'W/"\u00e9x"'  # NUL removed, as from every value
+    assert row["config"] == {"max_pages": [1, "b"], "note": None}
 
 
 def test_a_lost_claim_writes_nothing_of_its_run_and_the_others_commit(
@@ -291,7 +336,8 @@ def test_held_back_stats_go_with_the_first_group_once_due_and_survive_a_failed_o
     tries: list[int] = []
 
     def second_fails(*args: object, **kwargs: object) -> list[bool]:
-        tries.append(len(kwargs["stats"]))  # type: ignore[arg-type]
+        held: list[ConnectorChange] = kwargs["stats"]  # type: ignore[assignment]
+        tries.append(sum(change.tally.runs for change in held))
         if len(tries) == 2:
             raise OSError("disk full")
         return real(*args, **kwargs)  # type: ignore[arg-type]

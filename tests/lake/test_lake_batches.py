@@ -7,10 +7,13 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from catlas_assets.domain.vocabulary import Outcome
 from catlas_assets.errors import StorageError
-from resources.lake_batches import pack, to_arrow, unpack
+from resources import lake_batches
+from resources.lake_batches import _by_column, pack, to_arrow, unpack
 from resources.lake_tables import TABLES
 
 OBSERVATIONS = TABLES["observations"]
@@ -79,3 +82,80 @@ def test_no_rows_give_an_empty_table_of_the_schema() -> None:
     table = to_arrow(OBSERVATIONS, [])
     assert table.num_rows == 0 and table.schema == OBSERVATIONS.schema
     assert isinstance(table, pa.Table)
+
+
+_INSTANTS = st.datetimes(
+    min_value=datetime(1990, 1, 1), max_value=datetime(2090, 1, 1), timezones=st.none()
+).map(lambda naive: naive.replace(tzinfo=UTC))
+_TEXT = st.text(alphabet=st.sampled_from("ab é{}"), max_size=6)
+
+
+def _plain(type_: pa.DataType) -> st.SearchStrategy[object]:
+    """A value as a column of `type_` keeps it."""
+    if pa.types.is_timestamp(type_):
+        return st.one_of(st.none(), _INSTANTS)
+    if type_ == pa.string():
+        return st.one_of(st.none(), _TEXT, st.sampled_from(list(Outcome)))
+    if pa.types.is_boolean(type_):
+        return st.one_of(st.none(), st.booleans())
+    if pa.types.is_floating(type_):
+        return st.one_of(st.none(), st.floats(allow_nan=False))
+    return st.one_of(st.none(), st.integers(-(2**31), 2**31 - 1))
+
+
+def _odd(type_: pa.DataType) -> st.SearchStrategy[object]:
+    """A value from elsewhere: text from SQLite, a naive or offset instant, a document, a
+    NUL, bytes; a number where an instant belongs (refused by both conversions)."""
+    if pa.types.is_timestamp(type_):
+        return st.one_of(
+            _INSTANTS.map(lambda i: i.replace(tzinfo=None)),
+            _INSTANTS.map(lambda i: i.astimezone(timezone(timedelta(hours=-5)))),
+            _INSTANTS.map(lambda i: i.isoformat(" ")),
+            st.integers(0, 2**40),
+            st.floats(0, 1e9),
+        )
+    if type_ == pa.string():
+        nul = st.tuples(_TEXT, _TEXT).map("\x00".join)
+        return st.one_of(
+            nul, _INSTANTS, st.dictionaries(_TEXT, st.integers(0, 9), max_size=2),
+            _TEXT.map(str.encode), nul.map(str.encode),
+        )  # fmt: skip
+    return _plain(type_)
+
+
+@st.composite
+def _lake_rows(draw: st.DrawFn) -> list[dict]:
+    """Rows of plain values with a few odd ones among them."""
+    fields = list(OBSERVATIONS.schema)
+    rows = []
+    for _ in range(draw(st.integers(0, 4))):
+        row = {f.name: draw(_plain(f.type)) for f in fields if draw(st.booleans())}
+        for f in draw(st.lists(st.sampled_from(fields), max_size=2)):
+            row[f.name] = draw(_odd(f.type))
+        rows.append(row)
+    return rows
+
+
+@settings(max_examples=300, deadline=None)
+@given(rows=_lake_rows())
+def test_rows_converted_in_one_call_equal_rows_converted_column_by_column(rows: list[dict]) -> None:
+    try:
+        expected = _by_column(OBSERVATIONS, rows)
+    except (ValueError, TypeError) as exc:
+        with pytest.raises(type(exc)):
+            to_arrow(OBSERVATIONS, rows)
+    else:
+        assert to_arrow(OBSERVATIONS, rows).equals(expected)
+
+
+def test_rows_as_their_columns_keep_them_are_converted_in_one_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def refused(*_args: object) -> pa.Table:
+        raise AssertionError("converted column by column")
+
+    monkeypatch.setattr(lake_batches, "_by_column", refused)
+    rows = [_row(url="https://acme.test/jobs", outcome=Outcome.OK, http_status=200)] * 3
+    assert to_arrow(OBSERVATIONS, rows).column("outcome").to_pylist() == ["ok"] * 3
+    with pytest.raises(AssertionError, match="column by column"):
+        to_arrow(OBSERVATIONS, [_row(etag='"a\x00b"')])

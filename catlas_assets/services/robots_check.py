@@ -46,7 +46,7 @@ def check_robots(runtime: Runtime, url: str, agent: str | None = None) -> Robots
     agent = agent or runtime.settings.user_agent
 
     async def go() -> RobotsEntry:
-        async with runtime.fetcher(governed=False) as fetcher:
+        async with runtime.fetcher(governed=False, one_off=True) as fetcher:
             return await fetcher.robots_for(url)
 
     entry = event_loop.run(go())

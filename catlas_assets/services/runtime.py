@@ -157,11 +157,13 @@ class Runtime:
             budgets=self.domain_budgets,
         )
 
-    def fetcher(self, *, governed: bool = True) -> Fetcher:
+    def fetcher(self, *, governed: bool = True, one_off: bool = False) -> Fetcher:
         """A new pooled client; one per worker event loop (httpx clients are loop-bound).
 
         `governed=False` leaves out the DomainGovernor (no budget, no spacing): only for
-        the one-off robots.txt check of `catlas robots check`.
+        the one-off robots.txt check of `catlas robots check`, and dry runs. `one_off`: a
+        command that sends a request or two, which a pool built for thousands does not
+        repay (`resources.fetcher._Transport`).
         """
         from resources.fetcher import FetchConfig, Fetcher
 
@@ -185,6 +187,7 @@ class Runtime:
             robots=self.robots_cache if governed else None,
             governor=self.governor() if governed else None,
             now=self.clock.now,
+            one_off=one_off,
         )
 
     @cached_property

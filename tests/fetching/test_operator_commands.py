@@ -81,6 +81,26 @@ def test_robots_check_exits_1_for_a_disallowed_url_as_a_shell_sees_it(env, web) 
     assert [r.path for r in web.requests] == ["/robots.txt"]  # never the page itself
 
 
+def test_robots_check_asks_over_httpcore_and_never_imports_aiohttp(env, web) -> None:
+    """A one-off check is one request: the pool built for a tick's thousands (aiohttp,
+    ~0.1 s of CPU to import) is not loaded, and the answer is the same."""
+    probe = (
+        "import sys\n"
+        "from catlas_assets.cli import main\n"
+        "try:\n"
+        "    main(['robots', 'check', 'http://faultline.dev/private/secret'])\n"
+        "except SystemExit as exc:\n"
+        "    print('exit', exc.code)\n"
+        "print('aiohttp loaded:', 'aiohttp' in sys.modules)\n"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert "disallowed by Disallow: /private/ (line 6) in group catlas" in ran.stdout, ran.stderr
+    assert ran.stdout.splitlines()[-2:] == ["exit 1", "aiohttp loaded: False"]
+    assert [r.path for r in web.requests] == ["/robots.txt"]
+
+
 def test_robots_check_names_the_deciding_rule(run_cli, web: FixtureWeb) -> None:
     allowed = run_cli("robots", "check", "http://faultline.dev/private/press-kit")
     assert allowed.returncode == 0

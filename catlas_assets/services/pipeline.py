@@ -131,7 +131,7 @@ async def run_sensor(
         inbox=observed.inbox,
         review=observed.review,
         ledger=LedgerCharge(
-            day=f"{now:%Y-%m-%d}",
+            day=now.date().isoformat(),  # strftime took 2 us a run
             company_id=sensor.company_id,
             connector=sensor.connector,
             fetch_units=fetched.requests,

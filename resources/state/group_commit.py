@@ -2,9 +2,10 @@
 
 Each run's writes (its sensor row, outbox rows, inbox, review) are applied inside one
 transaction, in a few statements for the whole group (`StateStore.apply_runs`); a run
-whose claim was lost writes nothing and is reported as not committed, the others go on. What many runs add to the same few rows is summed first and
-written once per group: the cost ledger (per day, company and connector) and the
-connector stats (their tallies summed, then one read-modify-write per connector). Those rows are written in a fixed
+whose claim was lost writes nothing and is reported as not committed, the others go on.
+What many runs add to the same few rows is summed first and written once per group: the
+cost ledger (per day, company and connector) and the connector stats (their tallies
+summed, then one read-modify-write per connector). Those rows are written in a fixed
 order, so two PostgreSQL workers committing groups at once cannot deadlock on them. A
 caller may also hold the connector stats of committed runs back and hand them to a later
 group (`stats`) or write them alone (`record_stats`): they are counters for people, read

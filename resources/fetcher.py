@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import ssl
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -129,6 +130,7 @@ class _Transport:
         self._ca_bundle = ca_bundle
         self._one_off = one_off
         self._h2: httpx.AsyncHTTPTransport | None = None
+        self._plain: httpx.AsyncHTTPTransport | None = None  # a one-off's plain http
         self._h1: AiohttpTransport | None = None
         self._http11_origins: set[tuple[str, int | None]] = set()
 
@@ -161,7 +163,8 @@ class _Transport:
             content=content,
             extensions={"timeout": self._timeouts},
         )
-        response = await self._h2_transport().handle_async_request(request)
+        transport = self._h2_transport() if url.scheme == "https" else self._plain_transport()
+        response = await transport.handle_async_request(request)
         version = response.extensions.get("http_version", b"HTTP/1.1")
         return Answer(
             response.status_code,
@@ -189,26 +192,37 @@ class _Transport:
         of ms, which a tick of plain http pays for nothing."""
         if self._h2 is None:
             # The system's trust store, or a PEM bundle (a private CA, the TLS test server).
-            ssl_context = httpx.create_ssl_context(verify=self._ca_bundle or True)
-            limits = self._limits
-            h2 = httpx.AsyncHTTPTransport(limits=limits, verify=ssl_context)
-            h2._pool = httpcore.AsyncConnectionPool(
-                ssl_context=ssl_context,
-                max_connections=limits.max_connections,
-                max_keepalive_connections=limits.max_keepalive_connections,
-                keepalive_expiry=limits.keepalive_expiry,
-                network_backend=_ResolvingBackend(self._resolver),
-                http1=True,
-                http2=True,
-            )
-            self._h2 = h2
+            self._h2 = self._httpcore(httpx.create_ssl_context(verify=self._ca_bundle or True))
         return self._h2
+
+    def _plain_transport(self) -> httpx.AsyncHTTPTransport:
+        """A one-off command's plain-http side: httpcore with a TLS context that loads no
+        certificates (a tenth of a ms, not the trust store's tens), which a plain-http
+        request never uses; an https one goes to `_h2_transport`."""
+        if self._plain is None:
+            self._plain = self._httpcore(ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT))
+        return self._plain
+
+    def _httpcore(self, ssl_context: ssl.SSLContext) -> httpx.AsyncHTTPTransport:
+        limits = self._limits
+        transport = httpx.AsyncHTTPTransport(limits=limits, verify=ssl_context)
+        transport._pool = httpcore.AsyncConnectionPool(
+            ssl_context=ssl_context,
+            max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections,
+            keepalive_expiry=limits.keepalive_expiry,
+            network_backend=_ResolvingBackend(self._resolver),
+            http1=True,
+            http2=True,
+        )
+        return transport
 
     async def aclose(self) -> None:
         if self._h1 is not None:
             await self._h1.aclose()
-        if self._h2 is not None:
-            await self._h2.aclose()
+        for transport in (self._h2, self._plain):
+            if transport is not None:
+                await transport.aclose()
 
 
 @dataclass(frozen=True)

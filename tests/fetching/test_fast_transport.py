@@ -204,3 +204,30 @@ def test_a_utf8_validator_goes_back_unchanged_over_h2(make_runtime, tmp_path: Pa
         fetched = asyncio.run(go())
     assert fetched.status == 200
     assert server.h2_headers[-1]["if-none-match"] == UTF8_TAG.decode()
+
+
+def test_a_one_off_fetch_over_https_checks_the_certificate_against_the_trust_store(
+    make_runtime, tmp_path: Path
+) -> None:
+    # A one-off command's plain-http requests go through a pool whose TLS context loads no
+    # certificates; https must still go through the one that loads the trust store.
+    ca, cert, key = _certificates(tmp_path)
+    (tmp_path / "other").mkdir()
+    other_ca, _, _ = _certificates(tmp_path / "other")
+    hosts = tmp_path / "tls-hosts"
+    with CountingTLSServer(cert, key, ["h2", "http/1.1"]) as server:
+        hosts.write_text(f"127.0.0.1:{server.port} {HOST}\n")
+
+        def one_off(bundle: Path):
+            runtime = make_runtime(hosts=str(hosts), ca_bundle=str(bundle))
+
+            async def go():
+                async with runtime.fetcher(governed=False, one_off=True) as fetcher:
+                    return await fetcher.fetch(f"https://{HOST}/page")
+
+            return asyncio.run(go())
+
+        trusted, untrusted = one_off(ca), one_off(other_ca)
+    assert trusted.status == 200
+    assert untrusted.skipped_reason == "robots_unavailable" and untrusted.status is None
+    assert [p for _, p in server.seen] == ["/robots.txt", "/page"]

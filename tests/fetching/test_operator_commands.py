@@ -83,21 +83,34 @@ def test_robots_check_exits_1_for_a_disallowed_url_as_a_shell_sees_it(env, web) 
 
 def test_robots_check_asks_over_httpcore_and_never_imports_aiohttp(env, web) -> None:
     """A one-off check is one request: the pool built for a tick's thousands (aiohttp,
-    ~0.1 s of CPU to import) is not loaded, and the answer is the same."""
+    ~0.1 s of CPU to import) is not loaded, a plain-http check loads no trust store (tens
+    of ms), and the answer is the same."""
     probe = (
-        "import sys\n"
+        "import ssl, sys\n"
+        "loads = []\n"
+        "for name in ('load_verify_locations', 'load_default_certs', 'set_default_verify_paths'):\n"
+        "    real = getattr(ssl.SSLContext, name)\n"
+        "    def counted(self, *a, _real=real, **k):\n"
+        "        loads.append(1)\n"
+        "        return _real(self, *a, **k)\n"
+        "    setattr(ssl.SSLContext, name, counted)\n"
         "from catlas_assets.cli import main\n"
         "try:\n"
         "    main(['robots', 'check', 'http://faultline.dev/private/secret'])\n"
         "except SystemExit as exc:\n"
         "    print('exit', exc.code)\n"
+        "print('trust store loads:', len(loads))\n"
         "print('aiohttp loaded:', 'aiohttp' in sys.modules)\n"
     )
     ran = subprocess.run(
         [sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120
     )
     assert "disallowed by Disallow: /private/ (line 6) in group catlas" in ran.stdout, ran.stderr
-    assert ran.stdout.splitlines()[-2:] == ["exit 1", "aiohttp loaded: False"]
+    assert ran.stdout.splitlines()[-3:] == [
+        "exit 1",
+        "trust store loads: 0",
+        "aiohttp loaded: False",
+    ]
     assert [r.path for r in web.requests] == ["/robots.txt"]
 
 

@@ -45,27 +45,50 @@ def _by_column(table: LakeTable | Dimension, rows: list[Mapping[str, Any]]) -> p
 
 def _in_one_call(table: LakeTable | Dimension, rows: list[Mapping[str, Any]]) -> pa.Table | None:
     """The rows converted by Arrow in one call, as a struct array, when every value is as
-    its column keeps it; else None, and each column is converted on its own (`_column`).
+    its column keeps it or is a document or an instant for a text column (written as text
+    first, as `_text` does); else None, and each column is converted on its own (`_column`).
     A group's rows were thirty Arrow calls, one per column, three times this one's time."""
     timestamps = _timestamp_names(table.schema)
-    for row in rows:
+    texts = _text_names(table.schema)
+    as_given: list[Mapping[str, Any]] | None = None  # a copy, once a row needs text made
+    for index, row in enumerate(rows):
+        made: dict[str, Any] | None = None
         for name, value in row.items():
+            if value is None:
+                continue
             if isinstance(value, str):
                 if "\x00" in value:
                     return None
             elif isinstance(value, bytes):
                 return None  # decoded, and its NULs dropped, by `_text`
-            elif value is not None and name in timestamps and not isinstance(value, datetime):
+            elif name in texts:
+                if isinstance(value, _MADE_TEXT):
+                    # A snapshot's extraction, an event's attributes: a first pass's every row.
+                    made = made or {}
+                    made[name] = _text(value)
+            elif name in timestamps and not isinstance(value, datetime):
                 return None  # Arrow would read a number as a count of microseconds
+        if made:
+            as_given = as_given or list(rows)
+            as_given[index] = {**row, **made}
     try:
-        return pa.Table.from_struct_array(pa.array(rows, type=_struct_of(table.schema)))
+        return pa.Table.from_struct_array(pa.array(as_given or rows, type=_struct_of(table.schema)))
     except (pa.ArrowTypeError, pa.ArrowInvalid):
-        return None  # a document or an instant in a text column: converted column by column
+        return None  # a number in a text column, say: converted column by column
+
+
+# Values a text column keeps as `_text` writes them.
+_MADE_TEXT = (dict, list, tuple, datetime)
 
 
 @cache
 def _struct_of(schema: pa.Schema) -> pa.StructType:
     return pa.struct(list(schema))
+
+
+@cache
+def _text_names(schema: pa.Schema) -> frozenset[str]:
+    return frozenset(f.name for f in schema if f.type == pa.string())
 
 
 @cache

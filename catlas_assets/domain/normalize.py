@@ -34,7 +34,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from json.encoder import encode_basestring
-from typing import Any
+from typing import Any, NamedTuple
 
 import charset_normalizer
 from selectolax.lexbor import LexborNode
@@ -118,8 +118,9 @@ _VOLATILE: tuple[tuple[re.Pattern[str], str], ...] = (
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([A-Za-z0-9_\-:.]+)""", re.I)
 
 
-@dataclass(frozen=True)
-class Block:
+class Block(NamedTuple):
+    # A tuple, not a dataclass: a page makes a hundred or more, and a frozen dataclass's
+    # __init__ cost three times a tuple's.
     id: str
     type: str
     text: str
@@ -408,9 +409,11 @@ def _lines(text: str) -> list[str]:
 
 def _is_boilerplate(node: LexborNode, tag: str | None = None) -> bool:
     tag = (node.tag or "") if tag is None else tag
-    if tag in DROP_TAGS:
-        return True
-    attrs = node.attributes
+    return tag in DROP_TAGS or _marked(node.attributes)
+
+
+def _marked(attrs: dict[str, str | None]) -> bool:
+    """Attributes that hide an element or mark it as a banner, carousel or counter."""
     if not attrs:
         return False  # most elements: no attribute can mark them
     if "hidden" in attrs or attrs.get("aria-hidden") == "true":
@@ -432,8 +435,9 @@ def _html_blocks(html: str) -> list[tuple[str, str, str]]:
     if root is None:
         return []
     out: list[tuple[str, str, str]] = []
-    if not _is_boilerplate(root):
-        _walk(root, "body", out, 0)
+    tag = root.tag or ""
+    if not _is_boilerplate(root, tag):
+        _walk(root, tag, "body", out, 0)
     return out
 
 
@@ -444,7 +448,8 @@ def _kept_children(node: LexborNode) -> tuple[list[tuple[LexborNode, str]], bool
     inline = True
     for child in node.iter(include_text=False):
         tag = child.tag
-        if tag and tag[0] != "-" and not _is_boilerplate(child, tag):
+        # `_is_boilerplate`, written out: this runs for every element of a page.
+        if tag and tag[0] != "-" and tag not in DROP_TAGS and not _marked(child.attributes):
             kept.append((child, tag))
             if tag not in INLINE_TAGS:
                 inline = False
@@ -456,9 +461,10 @@ def _kept_children(node: LexborNode) -> tuple[list[tuple[LexborNode, str]], bool
 MAX_DEPTH = 160
 
 
-def _walk(node: LexborNode, path: str, out: list[tuple[str, str, str]], depth: int) -> None:
-    """The blocks of `node`, which is not boilerplate (its parent left that out)."""
-    tag = node.tag or ""
+def _walk(
+    node: LexborNode, tag: str, path: str, out: list[tuple[str, str, str]], depth: int
+) -> None:
+    """The blocks of `node` (its `tag`), which is not boilerplate (its parent left that out)."""
     if depth >= MAX_DEPTH:
         text = node_text(node)
         if text:
@@ -480,7 +486,7 @@ def _walk(node: LexborNode, path: str, out: list[tuple[str, str, str]], depth: i
     seen: dict[str, int] = {}
     for child, ctag in children:
         nth = seen[ctag] = seen.get(ctag, 0) + 1
-        _walk(child, f"{path}/{ctag}[{nth}]", out, depth + 1)
+        _walk(child, ctag, f"{path}/{ctag}[{nth}]", out, depth + 1)
 
 
 def _json_blocks(text: str) -> list[tuple[str, str, str]]:
@@ -508,11 +514,15 @@ def _flatten(value: Any, path: str, out: list[tuple[str, str, str]], depth: int 
 
 
 def _with_ids(raw: list[tuple[str, str, str]]) -> tuple[Block, ...]:
-    counts: dict[str, int] = {}
-    blocks = []
-    for kind, text, path in raw:
-        base = hashlib.sha1(f"{kind}\x00{text}".encode(), usedforsecurity=False).hexdigest()[:12]
-        counts[base] = counts.get(base, 0) + 1
-        block_id = base if counts[base] == 1 else f"{base}~{counts[base]}"
-        blocks.append(Block(block_id, kind, text, path))
-    return tuple(blocks)
+    sha1 = hashlib.sha1
+    ids = [
+        sha1(f"{kind}\x00{text}".encode(), usedforsecurity=False).hexdigest()[:12]
+        for kind, text, _ in raw
+    ]
+    if len(set(ids)) < len(ids):  # repeats: the second and later get an occurrence suffix
+        counts: dict[str, int] = {}
+        for index, base in enumerate(ids):
+            nth = counts[base] = counts.get(base, 0) + 1
+            if nth > 1:
+                ids[index] = f"{base}~{nth}"
+    return tuple(map(Block, ids, *zip(*raw, strict=True))) if raw else ()

@@ -159,3 +159,32 @@ def test_rows_as_their_columns_keep_them_are_converted_in_one_call(
     assert to_arrow(OBSERVATIONS, rows).column("outcome").to_pylist() == ["ok"] * 3
     with pytest.raises(AssertionError, match="column by column"):
         to_arrow(OBSERVATIONS, [_row(etag='"a\x00b"')])
+
+
+def test_a_snapshots_documents_are_written_as_text_in_the_same_one_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Every snapshot of a first fetch carries its extraction as documents: those rows
+    # went column by column, after a failed first try, before documents were made text.
+    snapshots = TABLES["snapshots"]
+    row = {
+        "snapshot_id": "snp_1",
+        "captured_at": INSTANT,
+        "extracted": {"jobs": [{"title": "Engineer", "id": 7}], "a": None},
+        "extracted_summary": ("jobs", 1),
+        "previous_snapshot_id": INSTANT.replace(tzinfo=None),
+    }
+    expected = _by_column(snapshots, [row, {**row, "extracted": None}])
+
+    def refused(*_args: object) -> pa.Table:
+        raise AssertionError("converted column by column")
+
+    monkeypatch.setattr(lake_batches, "_by_column", refused)
+    table = to_arrow(snapshots, [row, {**row, "extracted": None}])
+    assert table.equals(expected)
+    assert table.column("extracted").to_pylist() == [
+        '{"a": null, "jobs": [{"id": 7, "title": "Engineer"}]}',
+        None,
+    ]
+    assert table.column("extracted_summary").to_pylist() == ['["jobs", 1]'] * 2
+    assert row["extracted"] == {"jobs": [{"title": "Engineer", "id": 7}], "a": None}  # untouched

@@ -18,6 +18,7 @@ shingle with blake2b, the first version, took ~1.8 ms).
 from __future__ import annotations
 
 import re
+import threading
 
 import numpy as np
 
@@ -50,7 +51,7 @@ _BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).astype(np
 
 
 def simhash64(text: str) -> int:
-    hashes = _word_hashes(_word_bytes(text))
+    hashes = word_hashes(text)
     if not len(hashes):
         return 0
     with np.errstate(over="ignore"):
@@ -65,6 +66,25 @@ def simhash64(text: str) -> int:
     packed = np.packbits(ones * 2 > len(shingles))
     unsigned = int.from_bytes(packed.tobytes(), "big")
     return unsigned - (1 << 64) if unsigned >= 1 << 63 else unsigned
+
+
+class _LastText(threading.local):
+    text: str | None = None
+    hashes: np.ndarray | None = None
+
+
+_last = _LastText()
+
+
+def word_hashes(text: str) -> np.ndarray:
+    """The hash of each of the text's lower-cased words, in order (`mix64(poly(w) +
+    len(w))`, unsigned). A page's text is asked twice, by the mask's cue test in
+    `normalize` and by its fingerprint: the last text's hashes are kept (per thread)."""
+    last = _last
+    if last.hashes is None or last.text != text:
+        last.hashes = _word_hashes(_word_bytes(text))
+        last.text = text
+    return last.hashes
 
 
 def _word_bytes(text: str) -> np.ndarray:

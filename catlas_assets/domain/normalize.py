@@ -37,10 +37,12 @@ from json.encoder import encode_basestring
 from typing import Any, NamedTuple
 
 import charset_normalizer
+import numpy as np
 from selectolax.lexbor import LexborNode
 
 from catlas_assets.domain.extract.extraction import ParseError
 from catlas_assets.domain.extract.markup import clean_text, node_text, parse_html
+from catlas_assets.domain.fingerprint import word_hashes
 from catlas_assets.domain.relative_dates import (
     RELATIVE_DATE,
     RELATIVE_DAY_WORDS,
@@ -275,11 +277,6 @@ def mask_blocks(texts: list[str], joined: str) -> list[str]:
     return [_mask_ascii(text, text.lower(), wanted) for text in texts]
 
 
-# ASCII bytes to lower-case word characters (`\w` on ASCII), the rest to spaces: a page's
-# whole words in one C pass, where a cue regex would be tried at every position.
-_TO_WORDS = (
-    bytes(c if chr(c).isalnum() or c == 95 else 32 for c in bytes(range(128)).lower()) + b" " * 128
-)
 # The characters a token match is made of (word characters and "-") to "a", the rest to
 # spaces: a run of 24 is then one substring search, not a split of the page into runs.
 _TO_RUNS = bytes(97 if chr(c).isalnum() or c in b"_-" else 32 for c in range(128)) + b" " * 128
@@ -296,15 +293,32 @@ _POSTED_WORDS = frozenset(
      b"gepubliceerd", b"bijgewerkt", b"pubblicato", b"pubblicata", b"aggiornato",
      b"publicerad", b"publicerat", b"uppdaterad"}
 )  # fmt: skip
+# Every word the tests below ask about, sorted by its hash as `word_hashes` makes it.
+_CUES = sorted(
+    _AGO_WORDS | _DAY_WORDS | _POSTED_WORDS | {b"now"},
+    key=lambda word: int(word_hashes(word.decode())[0]),
+)
+_CUE_HASHES = np.concatenate([word_hashes(word.decode()) for word in _CUES])
+
+
+def _cue_words(text: str) -> set[bytes]:
+    """The cue words whose hash is among the hashes of the text's words: every cue word
+    the text holds whole, and, rarely, one it does not (two words of one hash). The
+    hashes are the page fingerprint's own, made once for both."""
+    hashes = word_hashes(text)
+    at = np.searchsorted(_CUE_HASHES, hashes)
+    np.minimum(at, len(_CUES) - 1, out=at)
+    found = at[_CUE_HASHES[at] == hashes]
+    return {_CUES[i] for i in np.unique(found).tolist()}
 
 
 def _page_needs(joined: str) -> tuple[int, ...]:
     """The `_VOLATILE` patterns that may match somewhere in ASCII `joined` (in order).
 
-    Each test is one a match cannot fail, read from the page's set of whole words rather
-    than by a search per cue; `_NEEDS` then picks the blocks."""
+    Each test is one a match cannot fail, read from the cue words the page may hold whole
+    (a word set of a page cost a tenth of its parse); `_NEEDS` then picks the blocks."""
     data = joined.encode("ascii")
-    words = set(data.translate(_TO_WORDS).split())
+    words = _cue_words(joined)
     wanted = []
     if "=" in joined:
         wanted.append(0)

@@ -7,7 +7,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from catlas_assets.domain.normalize import _VOLATILE, mask_blocks, mask_volatile
+from catlas_assets.domain.normalize import (
+    _CUE_HASHES,
+    _CUES,
+    _VOLATILE,
+    _cue_words,
+    mask_blocks,
+    mask_volatile,
+)
 from catlas_assets.domain.relative_dates import RELATIVE_DATE, may_hold_relative_date
 
 
@@ -86,3 +93,12 @@ def test_the_relative_date_cue_misses_no_match(words: list[str], sep: str) -> No
 def test_a_non_ascii_page_is_masked_block_by_block() -> None:
     texts = ["Publié il y a 2 jours", "Posted 3 days ago", "för 2 dagar sedan"]
     assert mask_blocks(texts, "\n".join(texts)) == [mask_every_pattern(t) for t in texts]
+
+
+def test_no_two_cue_words_share_a_hash() -> None:
+    # The page's cue words are found by their hashes: two of one hash would hide one.
+    assert len(set(_CUE_HASHES.tolist())) == len(_CUES)
+    assert _cue_words("Posted  TODAY, just now (vor 2 Tagen)") >= {
+        b"posted", b"today", b"just", b"now", b"vor"
+    }  # fmt: skip
+    assert _cue_words("Nowhere: chicago agony, upposted") == set()

@@ -315,7 +315,9 @@ def test_two_workers_keep_a_domains_spacing_between_them(budgets: DomainBudgets)
     asyncio.run(main())
     gaps = [b - a for a, b in pairwise(sorted(starts))]
     assert len(starts) == 6
-    assert min(gaps) >= spacing - 0.02  # without shared turns the two start together
+    # Without shared turns the two start together (gaps near 0). Half a spacing: a start
+    # is read when its task wakes, which a loaded machine may delay by tens of ms.
+    assert min(gaps) >= spacing / 2
     assert budgets.get("acme.co.uk")["used_today"] == 6
 
 

@@ -69,7 +69,7 @@ def _in_one_call(table: LakeTable | Dimension, rows: list[Mapping[str, Any]]) ->
                     made = made or {}
                     made[name] = _text(value)
             elif name in timestamps and not isinstance(value, datetime):
-                return None
+                return None  # a date, say: `_as_datetime` reads it
         if made:
             as_given = as_given or list(rows)
             as_given[index] = {**row, **made}

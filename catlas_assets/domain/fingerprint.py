@@ -82,8 +82,9 @@ def word_hashes(text: str) -> np.ndarray:
     `normalize` and by its fingerprint: the last text's hashes are kept (per thread)."""
     last = _last
     if last.hashes is None or last.text != text:
-        last.hashes = _word_hashes(_word_bytes(text))
-        last.text = text
+        hashes = _word_hashes(_word_bytes(text))
+        hashes.flags.writeable = False  # shared by its callers: none may change it
+        last.hashes, last.text = hashes, text
     return last.hashes
 
 

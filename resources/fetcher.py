@@ -23,16 +23,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import ssl
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-import httpcore
 import httpx
 
 from catlas_assets.domain.failures import (
@@ -45,7 +43,7 @@ from catlas_assets.domain.pipeline_data import Fetched
 from catlas_assets.domain.robots import MAX_PARSE_BYTES
 from catlas_assets.domain.urls import registrable_domain
 from catlas_assets.domain.vocabulary import FailureClass
-from resources.answer import Answer, header_dict
+from resources.answer import Answer
 from resources.body_decoding import (
     ACCEPT_ENCODING,
     BodyTooLarge,
@@ -58,58 +56,30 @@ from resources.redirects import (
     REDIRECT_STATUSES,
     redirect_target,
 )
-from resources.request_url import RequestURL, request_url
+from resources.request_url import request_url
 from resources.resolver import ResolutionError, Resolver, UnsafeDestination
 from resources.robots_gate import RobotsCache, RobotsEntry, RobotsGate, RobotsGet
 
 if TYPE_CHECKING:
-    from resources.aiohttp_transport import AiohttpTransport
-
-
-class _ResolvingBackend(httpcore.AsyncNetworkBackend):
-    """httpcore's network layer with our resolver in front: connect where it says."""
-
-    def __init__(self, resolver: Resolver) -> None:
-        self._resolver = resolver
-        self._inner = httpcore.AnyIOBackend()
-
-    async def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Iterable[Any] | None = None,
-    ) -> httpcore.AsyncNetworkStream:
-        try:
-            destination = await self._resolver.resolve(host, port)
-        except (ResolutionError, UnsafeDestination) as exc:
-            raise httpcore.ConnectError(str(exc)) from exc
-        return await self._inner.connect_tcp(
-            destination.address,
-            destination.port or port,
-            timeout=timeout,
-            local_address=local_address,
-            socket_options=socket_options,
-        )
-
-    async def sleep(self, seconds: float) -> None:
-        await self._inner.sleep(seconds)
+    from resources.h1_transport import H1Transport
+    from resources.negotiated_transport import NegotiatedTransport
 
 
 class _Transport:
-    """Plain http and HTTP/1.1 https over aiohttp; HTTP/2 over httpcore where negotiated.
+    """Plain http and HTTP/1.1 https over catlas's HTTP/1.1 transport; https with what TLS
+    negotiates over httpcore.
 
-    aiohttp speaks HTTP/1.1 only. The first request to an https origin goes through
-    httpcore, which offers h2 and http/1.1 by ALPN; an origin that answers over HTTP/1.1
-    is remembered and served by aiohttp from then on, one that negotiated HTTP/2 stays on
-    httpcore (one multiplexed connection: its pool scan costs nothing there). Plain http is
-    HTTP/1.1 in both (no h2c), so it goes to aiohttp at once. Either way the fetcher gets
-    an `Answer`, and errors are httpx's.
+    The first request to an https origin goes through httpcore, which offers h2 and
+    http/1.1 by ALPN (`resources/negotiated_transport.py`); an origin that answers over
+    HTTP/1.1 is remembered and served by `resources/h1_transport.py` from then on, one
+    that negotiated HTTP/2 stays on httpcore (one multiplexed connection). Plain http is
+    HTTP/1.1 (no h2c), so it goes to the HTTP/1.1 transport at once. Either way the
+    fetcher gets an `Answer`, and errors are httpx's. Each side is built, and its modules
+    imported, at its first request: a command that asks one plain-http URL (`catlas robots
+    check`) never loads httpcore, anyio or a trust store.
 
-    `one_off`: a command that asks a site once (`catlas robots check`) sends every request
-    through httpcore, HTTP/1.1 included, and never imports aiohttp: the import alone cost
-    it ~0.1 s of CPU, a third of the command, to save nothing on one request.
+    `one_off`: a command that asks a site once sends https through httpcore only: nothing
+    would be remembered for a next request.
     """
 
     _MAX_ORIGINS = 100_000  # a bound on what is remembered, not a limit on fetching
@@ -125,102 +95,57 @@ class _Transport:
     ) -> None:
         self._resolver = resolver
         self._limits = limits
-        self._timeouts = timeouts.as_dict()
-        self._httpx_timeouts = timeouts
+        self._timeouts = timeouts
         self._ca_bundle = ca_bundle
         self._one_off = one_off
-        self._h2: httpx.AsyncHTTPTransport | None = None
-        self._plain: httpx.AsyncHTTPTransport | None = None  # a one-off's plain http
-        self._h1: AiohttpTransport | None = None
+        self._negotiated: NegotiatedTransport | None = None
+        self._h1: H1Transport | None = None
         self._http11_origins: set[tuple[str, int | None]] = set()
 
     async def send(
         self, method: str, url: str, headers: dict[str, str], content: bytes | None
     ) -> Answer:
         target = request_url(url)
-        if target.scheme not in ("http", "https"):
-            raise httpx.UnsupportedProtocol(f"unsupported scheme {target.scheme!r}")
-        if self._one_off:
-            return await self._send_negotiated(method, target, headers, content)
-        origin = (target.host, target.port)
-        if target.scheme == "http" or origin in self._http11_origins:
+        if target.scheme == "http":
             return await self._h1_transport().send(method, target, headers, content)
-        answer = await self._send_negotiated(method, target, headers, content)
-        if answer.http_version != "HTTP/2":
+        if target.scheme != "https":
+            raise httpx.UnsupportedProtocol(f"unsupported scheme {target.scheme!r}")
+        origin = (target.host, target.port)
+        if origin in self._http11_origins:
+            return await self._h1_transport().send(method, target, headers, content)
+        answer = await self._negotiated_transport().send(method, target, headers, content)
+        if answer.http_version != "HTTP/2" and not self._one_off:
             if len(self._http11_origins) >= self._MAX_ORIGINS:
                 self._http11_origins.clear()
             self._http11_origins.add(origin)
         return answer
 
-    async def _send_negotiated(
-        self, method: str, url: RequestURL, headers: dict[str, str], content: bytes | None
-    ) -> Answer:
-        request = httpx.Request(
-            method,
-            url.text,
-            # As aiohttp sends them: a validator a site sent in UTF-8 goes back unchanged.
-            headers=[(k.encode(), v.encode()) for k, v in headers.items()],
-            content=content,
-            extensions={"timeout": self._timeouts},
-        )
-        transport = self._h2_transport() if url.scheme == "https" else self._plain_transport()
-        response = await transport.handle_async_request(request)
-        version = response.extensions.get("http_version", b"HTTP/1.1")
-        return Answer(
-            response.status_code,
-            header_dict(response.headers.raw),
-            aiter(response.stream),
-            response.aclose,
-            version.decode("ascii"),
-        )
-
-    def _h1_transport(self) -> AiohttpTransport:
+    def _h1_transport(self) -> H1Transport:
         if self._h1 is None:
-            from resources.aiohttp_transport import AiohttpTransport
+            from resources.h1_transport import H1Transport
 
             ca_bundle = self._ca_bundle
-            self._h1 = AiohttpTransport(
+            self._h1 = H1Transport(
                 self._resolver,
                 max_connections=self._limits.max_connections or 64,
+                # Built at the first https request: loading the trust store takes tens of
+                # ms, which a tick of plain http would pay for nothing.
                 tls_context=lambda: httpx.create_ssl_context(verify=ca_bundle or True),
-                timeouts=self._httpx_timeouts,
+                timeouts=self._timeouts,
             )
         return self._h1
 
-    def _h2_transport(self) -> httpx.AsyncHTTPTransport:
-        """The httpcore side, built at the first https request: its TLS context costs tens
-        of ms, which a tick of plain http pays for nothing."""
-        if self._h2 is None:
-            # The system's trust store, or a PEM bundle (a private CA, the TLS test server).
-            self._h2 = self._httpcore(httpx.create_ssl_context(verify=self._ca_bundle or True))
-        return self._h2
+    def _negotiated_transport(self) -> NegotiatedTransport:
+        if self._negotiated is None:
+            from resources.negotiated_transport import NegotiatedTransport
 
-    def _plain_transport(self) -> httpx.AsyncHTTPTransport:
-        """A one-off command's plain-http side: httpcore with a TLS context that loads no
-        certificates (a tenth of a ms, not the trust store's tens), which a plain-http
-        request never uses; an https one goes to `_h2_transport`."""
-        if self._plain is None:
-            self._plain = self._httpcore(ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT))
-        return self._plain
-
-    def _httpcore(self, ssl_context: ssl.SSLContext) -> httpx.AsyncHTTPTransport:
-        limits = self._limits
-        transport = httpx.AsyncHTTPTransport(limits=limits, verify=ssl_context)
-        transport._pool = httpcore.AsyncConnectionPool(
-            ssl_context=ssl_context,
-            max_connections=limits.max_connections,
-            max_keepalive_connections=limits.max_keepalive_connections,
-            keepalive_expiry=limits.keepalive_expiry,
-            network_backend=_ResolvingBackend(self._resolver),
-            http1=True,
-            http2=True,
-        )
-        return transport
+            self._negotiated = NegotiatedTransport(
+                self._resolver, self._limits, self._timeouts, self._ca_bundle
+            )
+        return self._negotiated
 
     async def aclose(self) -> None:
-        if self._h1 is not None:
-            await self._h1.aclose()
-        for transport in (self._h2, self._plain):
+        for transport in (self._h1, self._negotiated):
             if transport is not None:
                 await transport.aclose()
 

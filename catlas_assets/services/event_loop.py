@@ -3,7 +3,7 @@
 A tick's lane is Python from end to end, and part of it is the event loop's own
 bookkeeping: handles, timers, the selector and the socket transports. uvloop does that
 work in C (libuv): 1,000 conditional fetches through the Fetcher cost 8 % less CPU on it,
-with aiohttp and everything else unchanged (bench/README.md). Its loop is asyncio's
+with the transport and everything else unchanged (bench/README.md). Its loop is asyncio's
 interface, so nothing else knows which one runs. Where it cannot be imported (a platform
 it is not built for), asyncio's own loop runs the same code.
 """

@@ -74,7 +74,7 @@ def _set_up_process() -> None:
     look that much slower than the work it did."""
     import pyarrow.compute  # noqa: F401  (imported by pyarrow at the first cast)
 
-    import resources.aiohttp_transport  # noqa: F401  (imported once here, not in each lane)
+    import resources.h1_transport  # noqa: F401  (imported once here, not in each lane)
 
     registrable_domain("example.com")
     # What the process holds now (its modules, definitions, settings) lives as long as it:

@@ -1,4 +1,4 @@
-"""The fetcher's transport on real servers: HTTP/1.1 over aiohttp's pool, HTTP/2 over
+"""The fetcher's transport on real servers: HTTP/1.1 over catlas's own pool, HTTP/2 over
 httpcore where TLS negotiates it (the rule in `resources/fetcher.py::_Transport`).
 
 A server that counts its connections shows which pool served a request: connections are
@@ -175,7 +175,7 @@ def test_an_https_origin_on_http11_moves_to_the_http11_pool(make_runtime, tmp_pa
     assert [f.status for f in fetched] == [200] * 4
     assert [p for _, p in server.seen] == ["/robots.txt", *(f"/page{i}" for i in range(4))]
     # robots.txt over httpcore's connection (it offered h2, the server chose http/1.1);
-    # every later request over one kept-alive aiohttp connection.
+    # every later request over one kept-alive connection of the HTTP/1.1 transport.
     assert server.connections == 2
 
 

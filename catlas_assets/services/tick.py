@@ -69,12 +69,14 @@ def _set_up_process() -> None:
     """What a process sets up once for all its ticks, before the first one's clock starts
     (and before lanes fork, which inherit it): the public suffix trie every claimed
     sensor's domain comes from, the compute kernels the lake flush casts with, the
-    fetchers' HTTP/1.1 client, and a frozen heap. About 0.3 s that a daemon's later ticks
-    never pay; counted in the first, it made the first tick of every `schedule --once`
-    look that much slower than the work it did."""
+    fetchers' transports (HTTP/1.1, and httpcore's for https), and a frozen heap. About
+    0.3 s that a daemon's later ticks never pay; counted in the first, it made the first
+    tick of every `schedule --once` look that much slower than the work it did."""
     import pyarrow.compute  # noqa: F401  (imported by pyarrow at the first cast)
 
-    import resources.h1_transport  # noqa: F401  (imported once here, not in each lane)
+    # Imported once here, not in each lane (a one-off command imports them when it asks).
+    import resources.h1_transport
+    import resources.negotiated_transport  # noqa: F401
 
     registrable_domain("example.com")
     # What the process holds now (its modules, definitions, settings) lives as long as it:

@@ -286,6 +286,8 @@ def test_a_large_body_arrives_whole_through_paused_reading() -> None:
                 got.append(chunk)
                 await asyncio.sleep(0)  # a slow reader
             await answer.close()
+            await answer.close()  # a second close gives nothing back twice
+            assert transport._in_use == 0
             assert b"".join(got) == body
             # Read to its end: the connection is reused.
             answer, rest = await _get(transport)

@@ -33,7 +33,6 @@ class ScriptedServer:
     def __init__(self, script: Script) -> None:
         self.script = script
         self.connections = 0
-        self.requests: list[bytes] = []
 
     async def __aenter__(self) -> ScriptedServer:
         self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
@@ -48,11 +47,6 @@ class ScriptedServer:
         with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
             await self.script(reader, writer, self.connections)
         writer.close()
-
-    async def read_request(self, reader: asyncio.StreamReader) -> bytes:
-        head = await reader.readuntil(b"\r\n\r\n")
-        self.requests.append(head)
-        return head
 
 
 def _transport(server: ScriptedServer, **limits: float) -> H1Transport:
@@ -103,16 +97,15 @@ def _run(case: Callable[[], Awaitable[None]]) -> None:
 def test_a_kept_alive_connection_serves_the_next_request_and_the_head_is_as_sent() -> None:
     async def case() -> None:
         ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nX-A: 1\r\nX-A: 2\r\n\r\nok"
-        async with ScriptedServer(_serve_each(ok, ok, ok)) as server:
-            recorded: list[bytes] = []
+        recorded: list[bytes] = []
 
-            async def script(reader, writer, n):
-                for _ in range(3):
-                    recorded.append(await reader.readuntil(b"\r\n\r\n"))
-                    writer.write(ok)
-                await reader.read()
+        async def script(reader, writer, n):
+            for _ in range(3):
+                recorded.append(await reader.readuntil(b"\r\n\r\n"))
+                writer.write(ok)
+            await reader.read()
 
-            server.script = script
+        async with ScriptedServer(script) as server:
             transport = _transport(server)
             for path in ("/a", "/b?q=1#frag", "?only=query"):
                 answer, body = await _get(transport, path)

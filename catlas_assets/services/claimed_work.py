@@ -195,6 +195,15 @@ class _Batch:
         self.changed = asyncio.Condition()
         self.in_flight = in_flight
         self.awaiting_more = False  # the rest of the claim is on its way: an empty queue waits
+        self.waiting = 0  # workers waiting on `changed`
+
+    async def _wait(self) -> None:
+        """Wait on `changed` (its lock held) until a notification."""
+        self.waiting += 1
+        try:
+            await self.changed.wait()
+        finally:
+            self.waiting -= 1
 
     async def feed(self, more: ClaimRest, claimed: list[SensorState], add: AddSensors) -> None:
         """Queue the rest of the claim when it comes (if the run has stopped meanwhile, no
@@ -223,7 +232,20 @@ class _Batch:
         self.queue.extend(keep)
         await self.release([s.id for s in drop])
 
+    def _take(self) -> SensorState | None:
+        """The next sensor when it may start at once, without waiting or releasing
+        anything; else None, and `next_sensor` decides under the condition's lock."""
+        queue, guard = self.queue, self.guard
+        if not queue or guard.stopped or self.control.interruption() is not None:
+            return None
+        domain = queue[0].domain
+        if domain in guard.stopped_domains or not guard.may_start(domain):
+            return None
+        return queue.popleft()
+
     async def next_sensor(self) -> SensorState | None:
+        if (sensor := self._take()) is not None:
+            return sensor
         guard = self.guard
         async with self.changed:
             while True:
@@ -235,7 +257,7 @@ class _Batch:
                 if not self.queue:
                     if not self.awaiting_more:
                         return None
-                    await self.changed.wait()
+                    await self._wait()
                     continue
                 sensor = self.queue[0]
                 if sensor.domain in guard.stopped_domains:
@@ -246,7 +268,7 @@ class _Batch:
                     return self.queue.popleft()
                 if guard.stopped:
                     return None
-                await self.changed.wait()  # the budget waits on in-flight work's request count
+                await self._wait()  # the budget waits on in-flight work's request count
 
     async def worker(self) -> None:
         guard = self.guard
@@ -275,8 +297,9 @@ class _Batch:
                 await self.drain(sensor.domain)
             if guard.stopped:
                 await self.drain()
-            async with self.changed:
-                self.changed.notify_all()
+            if self.waiting:  # a finished run may let them start (budget, stop, queue end)
+                async with self.changed:
+                    self.changed.notify_all()
             if self.on_sensor_done is not None:
                 self.on_sensor_done(run)
 

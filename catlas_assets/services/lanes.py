@@ -36,7 +36,7 @@ import pickle
 import signal
 import socket
 import struct
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -57,6 +57,7 @@ MAX_AUTO_LANES = 8
 # How long a closing lane may take to commit what it has in flight before it is killed.
 CLOSE_TIMEOUT_S = 60.0
 _HEADER = struct.Struct(">I")
+_READ_SIZE = 1 << 18
 
 
 def lane_count(setting: int, cpus: int | None = None) -> int:
@@ -196,8 +197,9 @@ class Lanes:
             raise
 
     async def _listen(self, lane: _Lane, reader: asyncio.StreamReader) -> None:
+        receiver = _Receiver(reader)
         try:
-            while (message := await _receive(reader)) is not None:
+            while (message := await receiver.next()) is not None:
                 kind, key, payload = message
                 if kind == "closed":
                     lane.finished = True
@@ -291,13 +293,42 @@ class _Sender:
         self.writer.close()
 
 
-async def _receive(reader: asyncio.StreamReader) -> tuple[Any, ...] | None:
-    """The next message, or None when the other end has gone."""
-    try:
-        header = await reader.readexactly(_HEADER.size)
-        return pickle.loads(await reader.readexactly(_HEADER.unpack(header)[0]))  # type: ignore[no-any-return]
-    except (asyncio.IncompleteReadError, ConnectionError):
-        return None
+class _Receiver:
+    """Messages from the other end: every message one read brought in is unpickled then,
+    and handed out one by one (two reads a message cost more than the rest of its way)."""
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self._reader = reader
+        self._buffer = bytearray()
+        self._ready: deque[tuple[Any, ...]] = deque()
+
+    async def next(self) -> tuple[Any, ...] | None:
+        """The next message, or None when the other end has gone."""
+        while not self._ready:
+            try:
+                chunk = await self._reader.read(_READ_SIZE)
+            except ConnectionError:
+                return None
+            if not chunk:
+                return None  # a message cut short is as good as none
+            self._buffer += chunk
+            self._split()
+        return self._ready.popleft()
+
+    def _split(self) -> None:
+        buffer, start = self._buffer, 0
+        view = memoryview(buffer)
+        try:
+            while len(buffer) - start >= _HEADER.size:
+                (size,) = _HEADER.unpack_from(buffer, start)
+                end = start + _HEADER.size + size
+                if end > len(buffer):
+                    break
+                self._ready.append(pickle.loads(view[start + _HEADER.size : end]))
+                start = end
+        finally:
+            view.release()  # before the buffer is resized
+        del buffer[:start]
 
 
 # -- the lane's side ---------------------------------------------------------------------------
@@ -365,7 +396,8 @@ async def _serve(runtime: Runtime, sock: socket.socket, run_id: str) -> None:
                 finally:
                     tasks.pop(key, None)
 
-            while (message := await _receive(reader)) is not None:
+            receiver = _Receiver(reader)
+            while (message := await receiver.next()) is not None:
                 kind, key, *rest = message
                 if kind == "run":
                     sensor, seed = rest

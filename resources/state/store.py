@@ -517,7 +517,8 @@ class StateStore:
             else _outbox_rows((r.run_id, r.lake_rows, r.now) for r in kept)
         )
         if outbox:
-            conn.execute(insert(lake_outbox), outbox)
+            statement = self._outbox_insert
+            conn.exec_driver_sql(statement.sql, [statement.row(row) for row in outbox])
         for run in kept:
             for entry in run.inbox:
                 add_to_inbox(conn, entry)
@@ -636,9 +637,10 @@ class StateStore:
         ]
         owned = [r for r in rows if r["company_id"] is not None]
         if owned:
-            # An upsert: concurrent runs of one company must not both INSERT. Built once,
+            # An upsert: concurrent runs of one company must not both INSERT. Compiled once,
             # executed for every row (it was most of a group commit's cost, rebuilt per row).
-            conn.execute(self._ledger_upsert, owned)
+            statement = self._ledger_upsert
+            conn.exec_driver_sql(statement.sql, [statement.row(row) for row in owned])
         for row in rows:
             if row["company_id"] is not None:
                 continue
@@ -660,15 +662,22 @@ class StateStore:
                 conn.execute(insert(cost_ledger).values(**row))
 
     @cached_property
-    def _ledger_upsert(self) -> Any:
+    def _ledger_upsert(self) -> DriverStatement:
         upsert = (postgresql_insert if self.is_postgres else sqlite_insert)(cost_ledger)
-        return upsert.on_conflict_do_update(
+        statement = upsert.on_conflict_do_update(
             index_elements=["day", "company_id", "connector"],
             set_={
                 "fetch_units": cost_ledger.c.fetch_units + upsert.excluded.fetch_units,
                 "bytes_stored": cost_ledger.c.bytes_stored + upsert.excluded.bytes_stored,
             },
         )
+        columns = ("day", "company_id", "connector", "fetch_units", "bytes_stored")
+        return DriverStatement.of(statement, self.engine.dialect, columns)
+
+    @cached_property
+    def _outbox_insert(self) -> DriverStatement:
+        columns = ("run_id", "payload", "arrow", "created_at")
+        return DriverStatement.of(insert(lake_outbox), self.engine.dialect, columns)
 
     # -- review queue and inbox -----------------------------------------------------------
     def list_review(self, *, kind: str | None = None, status: str | None = "open") -> list[Row]:

@@ -235,13 +235,11 @@ class _Batch:
     def _take(self) -> SensorState | None:
         """The next sensor when it may start at once, without waiting or releasing
         anything; else None, and `next_sensor` decides under the condition's lock."""
-        queue, guard = self.queue, self.guard
-        if not queue or guard.stopped or self.control.interruption() is not None:
+        queue = self.queue
+        if not queue or self.control.interruption() is not None:
             return None
-        domain = queue[0].domain
-        if domain in guard.stopped_domains or not guard.may_start(domain):
-            return None
-        return queue.popleft()
+        # The guard says no to a stopped run or domain, and to a spent budget.
+        return queue.popleft() if self.guard.may_start(queue[0].domain) else None
 
     async def next_sensor(self) -> SensorState | None:
         if (sensor := self._take()) is not None:

@@ -4,6 +4,7 @@ stop rules per domain, -n, --deadline, signals, "Not started", and early release
 from __future__ import annotations
 
 import json
+import threading
 import time
 from pathlib import Path
 
@@ -89,6 +90,31 @@ def test_max_requests_counts_every_request_and_releases_the_rest(
     rest = [i for i in ids if i not in ran]
     assert len(ran) == len(page_requests(web, "swarm-load.com"))
     assert report.counters["released"] == len(rest) > 0 and _unclaimed_and_due(runtime, rest)
+
+
+def test_workers_that_wait_on_the_budget_are_woken_when_it_runs_out(
+    make_runtime, web: FixtureWeb, database_url: str
+) -> None:
+    """Four at once under a budget of four requests: the first answers leave the budget to
+    the runs still under way, so their workers wait; the last run spends it, and the tick
+    stops and ends (a waiting worker told nothing would keep it open for ever: the tick
+    runs in a thread here, so that the test fails instead of hanging)."""
+    runtime = make_runtime(database_url, **FAST, fetch_concurrency=4)
+    ids = add_sensors(runtime, LOAD, 10)
+    reports = []
+    tick = threading.Thread(
+        target=lambda: reports.append(run_tick(runtime, control=RunControl(max_requests=4))),
+        daemon=True,
+    )
+    tick.start()
+    tick.join(60)
+    assert not tick.is_alive(), "the tick never ended: a worker waiting on the budget slept on"
+    report = reports[0].report
+    assert report.stop is Stop.MAX_REQUESTS and report.detail == "Reached max requests limit (4)"
+    ran = [i for i in ids if runtime.store.sensor(i)["last_fetched_at"] is not None]
+    rest = [i for i in ids if i not in ran]
+    assert len(ran) == len(page_requests(web, "swarm-load.com")) == 4  # none past the budget
+    assert report.counters["released"] == 6 and _unclaimed_and_due(runtime, rest)
 
 
 def test_a_signal_mid_tick_releases_what_waits_and_the_tick_is_interrupted(

@@ -142,6 +142,22 @@ def test_webflow_pricing_cards_with_both_periods_on_the_price_element() -> None:
     assert changed and not delta.removed.get("pricing_plan")
 
 
+def test_a_plans_features_are_its_list_items_text_in_order_without_empty_ones() -> None:
+    # A Webflow card's checklist: an icon-only item (no text) and items whose text is
+    # split over inline markup and indentation.
+    page = (
+        '<html><body><div class="pricing-card"><h3 class="plan-name">Team</h3>'
+        '<div class="price-text">$29/month</div><ul class="feature-list">'
+        "<li>  Unlimited\n   <strong>projects</strong> </li>"
+        '<li><img src="/check.svg" alt=""></li>'
+        "<li>SSO</li><li> </li><li>Audit <em>log</em></li></ul></div></body></html>"
+    )
+    (plan,) = extract_html(page, "https://quarrylane.io/pricing", "pricing").entities[
+        "pricing_plan"
+    ]
+    assert plan["features"] == ["Unlimited projects", "SSO", "Audit log"]
+
+
 def test_a_second_card_of_one_plan_name_at_another_price_is_another_plan() -> None:
     url = "https://quarrylane.io/pricing"
     card = (

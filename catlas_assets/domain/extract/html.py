@@ -439,7 +439,7 @@ def _plans(tree: LexborHTMLParser, out: Extraction) -> int:
             # A monthly/annual toggle: the monthly figure is the headline price.
             amount = prices.get("monthly", prices.get("month", amount))
             period = "month" if ("monthly" in prices or "month" in prices) else period
-        features = [node_text(li) for li in node.css("li") if node_text(li)]
+        features = [text for li in node.css("li") if (text := node_text(li))]
         out.add(
             "pricing_plan",
             {

@@ -142,14 +142,18 @@ class GroupCommitter:
         self._last_now = max(r.now for r in runs)
         return applied
 
-    async def aclose(self) -> None:
-        """Commit what still waits, wait for the flushes under way, and write the connector
-        stats held back."""
+    async def drain(self) -> None:
+        """Commit what still waits (a cancelled run's commit goes on), and wait for the
+        flushes under way: every run handed over is then committed or refused."""
         if self._pending:
             self._start_flush()
         while self._tasks:
             with contextlib.suppress(Exception):
                 await asyncio.gather(*list(self._tasks))
+
+    async def aclose(self) -> None:
+        """`drain`, then write the connector stats held back."""
+        await self.drain()
         async with self._flushing:
             stats, self._stats = self._stats, []
             if not stats:

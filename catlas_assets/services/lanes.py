@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import logging
 import os
 import pickle
 import signal
@@ -52,6 +53,8 @@ from catlas_assets.services.runtime import Runtime
 from catlas_assets.services.worker_processes import per_core, start_method, worker_context
 from catlas_assets.settings import Settings
 from resources.clock import SystemClock, VirtualClock
+
+log = logging.getLogger(__name__)
 
 MAX_AUTO_LANES = 8
 # How long a closing lane may take to commit what it has in flight before it is killed.
@@ -373,6 +376,7 @@ async def _serve(runtime: Runtime, sock: socket.socket, run_id: str) -> None:
         )
     )
     tasks: dict[int, asyncio.Task[None]] = {}
+    closed = False  # "closed" sent: the tick no longer reads what this lane says
     try:
         async with runtime.fetcher() as fetcher:
             committer = GroupCommitter(
@@ -412,10 +416,21 @@ async def _serve(runtime: Runtime, sock: socket.socket, run_id: str) -> None:
                 for task in tasks.values():
                     task.cancel()
             await asyncio.gather(*tasks.values(), return_exceptions=True)
+            await committer.drain()
+            # Every run handed over is committed (or refused): the tick goes on to its lake
+            # flush while this lane writes its connector stats, gives its unused budget
+            # back and exits (the tick waits for the exit, `Lanes.end`).
+            sender.send(("closed", None, None))
+            sender.flush()
+            closed = True
             await committer.aclose()
-    except Exception as exc:  # the lane cannot run (its store or lake is unusable)
-        sender.send(("error", None, _portable(exc)))
-    sender.send(("closed", None, None))
+    except Exception as exc:
+        if closed:  # the tick has all it asked for: only this lane's counters are lost
+            log.warning("lane %s: not closed cleanly: %s", os.getpid(), exc)
+        else:  # the lane cannot run (its store or lake is unusable)
+            sender.send(("error", None, _portable(exc)))
+    if not closed:
+        sender.send(("closed", None, None))
     await sender.close()
 
 

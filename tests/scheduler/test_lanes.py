@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 
 from catlas_assets.domain.vocabulary import RunOutcome, Stop
 from catlas_assets.services import catalog
@@ -19,6 +20,8 @@ from catlas_assets.services.run_control import RunControl
 from catlas_assets.services.runtime import Runtime
 from catlas_assets.services.tick import run_tick
 from fixture_web import FixtureWeb
+from resources.state.connector_stats import all_stats
+from resources.state.schema import domain_budgets
 from tests.scheduler.helpers import (
     FAST,
     LOAD,
@@ -73,6 +76,32 @@ def test_a_tick_in_lanes_stores_what_one_process_stores(tmp_path: Path, web: Fix
     assert finals["lanes"] == finals["one"]
     assert finals["one"][2] == [(18,)]
     assert not [p for p in multiprocessing.active_children() if p.name.startswith("catlas-lane")]
+
+
+def test_a_lanes_teardown_after_it_says_closed_is_done_when_the_tick_returns(
+    tmp_path: Path, web: FixtureWeb
+) -> None:
+    """A lane says "closed" once its runs are committed, and the tick flushes the lake
+    while the lane writes its connector stats and gives its unused budget back: both are
+    written by the time the tick returns (it waits for the lanes to exit)."""
+    runtime = tick_runtime(tmp_path, web, "teardown", **LANES)
+    try:
+        for site in SITES[:2]:
+            add_sensors(runtime, site, 6)
+        report = run_tick(runtime).report
+        assert report.counters["claimed"] == 12
+        stats = all_stats(runtime.store)["generic_html"]["stats"]
+        assert stats["runs"] == 12 and sum(stats["outcomes"].values()) == 12
+        with runtime.store.engine.connect() as conn:
+            query = select(domain_budgets.c.domain, domain_budgets.c.used_today)
+            used = {domain: n for domain, n in conn.execute(query)}
+        # What each domain was sent (robots.txt included), not the units leased ahead.
+        sent = {d: len([r for r in web.requests if r.host == d]) for d in used}
+        assert used == sent and sorted(used) == ["kestrel-labs.com", "swarm-load.com"]
+        assert all(n >= 6 for n in sent.values())
+    finally:
+        runtime.close()
+    assert _lane_names() == []
 
 
 def test_a_claim_that_comes_back_too_small_for_lanes_runs_in_the_tick_process(

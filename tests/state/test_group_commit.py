@@ -322,6 +322,33 @@ def test_the_committer_holds_connector_stats_back_until_its_close(
     assert _ledger(store) == [(company_id, 5, 50)]  # the ledger is the groups' own still
 
 
+def test_drain_commits_a_cancelled_runs_waiting_commit_and_leaves_the_stats_to_close(
+    store: StateStore, company_id: int, add_sensor: SensorFactory
+) -> None:
+    """A lane says it is done once `drain` returns: a run whose task was cancelled while
+    its commit waited for the group is committed by then (the commit goes on without its
+    task), and the connector stats wait for `aclose`."""
+    ids = _claim(store, add_sensor, 2)
+    seen: dict[str, object] = {}
+
+    async def go() -> None:
+        committer = GroupCommitter(store, max_runs=32, max_wait_ms=10_000)
+        waiting = [asyncio.create_task(committer.commit(_run(i, company_id))) for i in ids]
+        await asyncio.sleep(0)
+        waiting[0].cancel()  # the tick gave this run up while its group waited
+        await asyncio.gather(waiting[0], return_exceptions=True)
+        assert waiting[0].cancelled() and store.outbox_size() == 0  # nothing written yet
+        await committer.drain()  # not the 10 s of the group's timer
+        seen["observations"] = sorted(x for group in _waiting(store) for x in group)
+        seen["other"] = await waiting[1]
+        seen["stats"] = _stats_runs(store)
+        await committer.aclose()
+
+    asyncio.run(go())
+    assert seen == {"other": True, "observations": sorted(f"obs_{i}" for i in ids), "stats": 0}
+    assert _stats_runs(store) == 2
+
+
 def test_held_back_stats_go_with_the_first_group_once_due_and_survive_a_failed_one(
     store: StateStore,
     company_id: int,

@@ -1,10 +1,15 @@
-"""The event loop fetching commands run on: uvloop when it imports, asyncio's otherwise."""
+"""The event loop fetching commands run on: uvloop when it imports, asyncio's otherwise;
+imported, with what else a lane needs, before a tick forks its lanes."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
+import subprocess
 import sys
+import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -68,3 +73,39 @@ def test_a_python_signal_handler_runs_while_the_loop_waits() -> None:
     finally:
         signal.signal(signal.SIGUSR1, previous)
     assert heard == [signal.SIGUSR1]
+
+
+def test_a_tick_imports_nothing_a_lane_needs_after_its_process_is_set_up(tmp_path: Path) -> None:
+    """A tick's lanes are forked from its process for every tick: a module a lane imports
+    itself (its event loop, its parser pool, the budget and robots.txt stores) is imported
+    again in each lane of each tick. The tick's set-up imports them before the lanes fork;
+    a tick run in one process, as a lane runs it, then imports none of them."""
+    probe = textwrap.dedent(
+        f"""
+        import json, sys
+        from catlas_assets.services import catalog
+        from catlas_assets.services.runtime import Runtime
+        from catlas_assets.services.tick import _set_up_process, run_tick
+        from catlas_assets.settings import Settings
+
+        runtime = Runtime(Settings(state_dir={str(tmp_path)!r}).with_overrides(lanes=0))
+        company = catalog.add_company(runtime, name="Loop", website="http://127.0.0.1:9", tier=3)
+        catalog.add_sensor(runtime, company_id=company, surface="products", url="http://127.0.0.1:9/")
+        _set_up_process()
+        before = set(sys.modules)
+        report = run_tick(runtime).report
+        print(json.dumps([report.counters["claimed"], sorted(set(sys.modules) - before)]))
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
+    )
+    claimed, imported = json.loads(out.stdout.strip().splitlines()[-1])
+    assert claimed == 1  # the tick ran its sensor (a refused address: no request is sent)
+    lane_needs = {
+        "uvloop",
+        "catlas_assets.services.observe_pool",
+        "resources.state.domain_budgets",
+        "resources.state.robots_files",
+    }
+    assert lane_needs.isdisjoint(imported), sorted(lane_needs & set(imported))

@@ -517,8 +517,7 @@ class StateStore:
             else _outbox_rows((r.run_id, r.lake_rows, r.now) for r in kept)
         )
         if outbox:
-            statement = self._outbox_insert
-            conn.exec_driver_sql(statement.sql, [statement.row(row) for row in outbox])
+            self._outbox_insert.execute_many(conn, outbox)
         for run in kept:
             for entry in run.inbox:
                 add_to_inbox(conn, entry)
@@ -639,8 +638,7 @@ class StateStore:
         if owned:
             # An upsert: concurrent runs of one company must not both INSERT. Compiled once,
             # executed for every row (it was most of a group commit's cost, rebuilt per row).
-            statement = self._ledger_upsert
-            conn.exec_driver_sql(statement.sql, [statement.row(row) for row in owned])
+            self._ledger_upsert.execute_many(conn, owned)
         for row in rows:
             if row["company_id"] is not None:
                 continue
@@ -928,6 +926,10 @@ class DriverStatement:
         return (
             tuple(converted) if self.positional else dict(zip(self.names, converted, strict=True))
         )
+
+    def execute_many(self, conn: Connection, rows: Iterable[Mapping[str, Any]]) -> None:
+        """The statement once for each of `rows`, in one call to the driver."""
+        conn.exec_driver_sql(self.sql, [self.row(values) for values in rows])
 
 
 def _outbox_rows(

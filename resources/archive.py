@@ -6,7 +6,8 @@ content is stored once and an object is never rewritten; objects are zstd-compre
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import zstandard
@@ -30,23 +31,59 @@ class StoredObject:
 class ObjectArchive:
     def __init__(self, storage: Storage) -> None:
         self.storage = storage
+        # Keys a put of this process is writing now. Concurrent runs often carry the same
+        # object (an empty extraction, a shared page): the second waits for the first's
+        # write instead of writing a second copy beside it (twice the bytes until the
+        # rename, enough to fill a nearly full disk).
+        self._writing: dict[str, threading.Event] = {}
+        self._lock = threading.Lock()
 
     def put(self, data: bytes) -> StoredObject:
         return self.put_keyed({archive_key(data): data})[0]
 
     def put_keyed(self, objects: Mapping[str, bytes]) -> list[StoredObject]:
         """Store objects already named by `archive_key` (the pipeline names them when it
-        makes them: not hashed again), made durable together (`write_many_atomic`)."""
-        stored, writes = [], []
-        for key, data in objects.items():
-            if self.storage.exists(key):
-                stored.append(StoredObject(key, 0))
-                continue
-            compressed = zstandard.ZstdCompressor(level=LEVEL).compress(data)
-            writes.append((key, compressed))
-            stored.append(StoredObject(key, len(compressed)))
-        self.storage.write_many_atomic(writes)
-        return stored
+        makes them: not hashed again), made durable together (`write_many_atomic`). An
+        object another put is writing is waited for and counted there, not here."""
+        mine, theirs = self._claim(objects)
+        new_bytes: dict[str, int] = {}
+        try:
+            writes = []
+            for key in mine:
+                if self.storage.exists(key):
+                    new_bytes[key] = 0
+                    continue
+                compressed = zstandard.ZstdCompressor(level=LEVEL).compress(objects[key])
+                writes.append((key, compressed))
+                new_bytes[key] = len(compressed)
+            self.storage.write_many_atomic(writes)
+        finally:
+            self._release(mine)
+        for done in theirs.values():
+            done.wait()
+        # The other put failed (a full disk, say): this one writes what is still missing.
+        missing = {key: objects[key] for key in theirs if not self.storage.exists(key)}
+        if missing:
+            new_bytes.update((p.key, p.new_bytes) for p in self.put_keyed(missing))
+        return [StoredObject(key, new_bytes.get(key, 0)) for key in objects]
+
+    def _claim(self, keys: Iterable[str]) -> tuple[list[str], dict[str, threading.Event]]:
+        mine: list[str] = []
+        theirs: dict[str, threading.Event] = {}
+        with self._lock:
+            for key in keys:
+                if key in self._writing:
+                    theirs[key] = self._writing[key]
+                else:
+                    self._writing[key] = threading.Event()
+                    mine.append(key)
+        return mine, theirs
+
+    def _release(self, keys: list[str]) -> None:
+        with self._lock:
+            done = [self._writing.pop(key) for key in keys]
+        for event in done:
+            event.set()
 
     def exists(self, key: str) -> bool:
         return self.storage.exists(key)

@@ -2,8 +2,10 @@
 a non-zero exit; the committed rows wait in the outbox and reach the lake once it has room.
 No temp file of an unfinished write survives: the next worker removes it.
 
-The full disk is real: a 4 KiB tmpfs mounted over the lake folder in a private mount
-namespace (`unshare -m`), so only the `catlas` process under test sees it.
+The full disk is real: a 16 KiB tmpfs mounted over the lake folder in a private mount
+namespace (`unshare -m`), so only the `catlas` process under test sees it. It holds the
+run's four archived objects (a page each; one of them two runs share, written once) and
+not its Parquet files.
 """
 
 from __future__ import annotations

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import os
-from collections.abc import Callable
+import threading
+import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -146,6 +150,77 @@ def test_objects_put_together_are_all_stored_and_leave_no_temp_files(
     assert [local_archive.get(s.key) for s in stored] == datas
     assert len(objects_on_disk(lake_root)) == 4
     assert not [p for p in lake_root.rglob("*.tmp")]
+
+
+class _SlowStorage(Storage):
+    """A real local folder whose writes of `key` wait (up to `hold_s`) until `callers` puts
+    are writing it at once, and record each write's keys; `fail_first` makes the first
+    such write fail as a full disk would."""
+
+    def __init__(self, root: Path, key: str, callers: int, *, fail_first: bool = False) -> None:
+        super().__init__(str(root))
+        self.key, self.hold_s, self.fail_first = key, 0.5, fail_first
+        self.writes: list[list[str]] = []
+        self._all_in = threading.Barrier(callers)
+
+    def write_many_atomic(self, items: Sequence[tuple[str, bytes]]) -> None:
+        keys = [key for key, _ in items]
+        self.writes.append(keys)
+        if self.key in keys:
+            with contextlib.suppress(threading.BrokenBarrierError):
+                self._all_in.wait(self.hold_s)  # every put writing it meets here, or time out
+            if self.fail_first and sum(self.key in w for w in self.writes) == 1:
+                raise OSError(errno.ENOSPC, "No space left on device")
+        super().write_many_atomic(items)
+
+
+def test_concurrent_puts_of_one_object_write_it_once_and_count_its_bytes_once(
+    lake_root: Path,
+) -> None:
+    shared = b'{"items": []}'
+    storage = _SlowStorage(lake_root, archive_key(shared), callers=4)
+    archive = ObjectArchive(storage)
+    pages = [PAGE + str(i).encode() for i in range(4)]
+
+    with ThreadPoolExecutor(4) as pool:
+        puts = list(
+            pool.map(lambda page: archive.put_keyed({k: v for k, v in _keyed(page, shared)}), pages)
+        )
+
+    assert sum(keys.count(storage.key) for keys in storage.writes) == 1
+    assert sum(stored[1].new_bytes for stored in puts) == (lake_root / storage.key).stat().st_size
+    assert all(stored[0].new_bytes > 0 for stored in puts)  # each run's own page is its own
+    assert len(objects_on_disk(lake_root)) == 5
+    assert not [p for p in lake_root.rglob("*.tmp")]
+
+
+def test_a_put_waiting_for_another_that_fails_writes_the_object_itself(lake_root: Path) -> None:
+    shared = b'{"items": []}'
+    storage = _SlowStorage(lake_root, archive_key(shared), callers=2, fail_first=True)
+    storage.hold_s = 0.3  # the waiting put never reaches the write: the first times out alone
+    archive = ObjectArchive(storage)
+    first_started = threading.Event()
+
+    def first() -> None:
+        first_started.set()
+        archive.put_keyed(dict(_keyed(PAGE, shared)))
+
+    with ThreadPoolExecutor(2) as pool:
+        failing = pool.submit(first)
+        first_started.wait()
+        time.sleep(0.05)  # the first put holds the shared key
+        waiting = pool.submit(archive.put_keyed, dict(_keyed(PAGE + b"2", shared)))
+        with pytest.raises(OSError):
+            failing.result()
+        stored = waiting.result()
+
+    assert stored[1].new_bytes > 0 and archive.get(stored[1].key) == shared
+    assert [keys.count(storage.key) for keys in storage.writes if storage.key in keys] == [1, 1]
+    assert not [p for p in lake_root.rglob("*.tmp")]
+
+
+def _keyed(*datas: bytes) -> list[tuple[str, bytes]]:
+    return [(archive_key(d), d) for d in datas]
 
 
 def test_a_batch_that_fails_makes_none_of_its_objects_visible(

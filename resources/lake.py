@@ -141,6 +141,10 @@ class Lake:
             return []
         if data.schema != table.schema:
             data = _conform(data, table.schema)
+        if data.column(0).num_chunks > 1:
+            # A flush's rows come as one small chunk per commit group: the Parquet writer
+            # took a third more CPU over 125 chunks of 16 rows than over one made first.
+            data = data.combine_chunks()
         times = data.column(table.time_column)
         if times.null_count:
             raise StorageError(f"{table.name}: a row has no {table.time_column}")

@@ -130,6 +130,34 @@ def test_arrow_columns_out_of_time_order_land_in_their_hours_in_their_order(
         )
 
 
+def test_arrow_columns_in_many_chunks_land_as_one_row_group_in_their_order(
+    local_lake: Lake, lake_root: Path
+) -> None:
+    # A flush hands over one chunk per commit group (each unpacked from its own stream).
+    groups = [
+        pa.table(
+            {
+                "observation_id": [f"o{g}{i}" for i in range(3)],
+                "fetched_at": pa.array(
+                    [T0 + timedelta(minutes=g * 3 + i) for i in range(3)],
+                    pa.timestamp("us", tz="UTC"),
+                ),
+            }
+        )
+        for g in range(4)
+    ]
+    data = pa.concat_tables(groups)
+    assert data.column("observation_id").num_chunks == 4
+
+    [written] = local_lake.write_arrow("observations", data, batch_id="fl_groups")
+
+    stored = pq.ParquetFile(lake_root / written.key)
+    assert (stored.metadata.num_row_groups, written.rows) == (1, 12)
+    assert stored.read().column("observation_id").to_pylist() == [
+        f"o{g}{i}" for g in range(4) for i in range(3)
+    ]
+
+
 @pytest.mark.parametrize(
     ("fetched_at", "partition"),
     [

@@ -103,6 +103,10 @@ def _create_engine(url: str, parsed: URL) -> Engine:
             cursor.execute("PRAGMA synchronous=NORMAL")
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            # Some builds (Debian's) zero every page a delete frees: each flush wrote its
+            # outbox rows' size a second time (74 of a first pass's 350 ms flush). FAST
+            # still clears deleted rows from the table's pages, at no extra write.
+            cursor.execute("PRAGMA secure_delete=FAST")
             cursor.close()
 
         @event.listens_for(engine, "begin")

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import random
+import sqlite3
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
-from state_rows import NOW, SensorFactory
+from state_rows import NOW, SensorFactory, sensor_values
 
 from catlas_assets.domain.pipeline_data import InboxEntry, LedgerCharge, ReviewItem
 from resources.lake_batches import unpack
@@ -177,3 +180,38 @@ def test_cost_ledger_accumulates_per_day_company_and_connector(
         ],
         key=repr,
     )
+
+
+def test_dropping_flushed_outbox_rows_does_not_write_their_size_again(tmp_path: Path) -> None:
+    # SQLite alone: the pages a delete frees are not overwritten (secure_delete=FAST), so a
+    # flush's drop writes a few pages to the WAL, not its rows' size a second time.
+    database = tmp_path / "big.db"
+    store = StateStore.open(f"sqlite:///{database}")
+    try:
+        company = store.add_company(
+            name="Acme", website=None, domain=None, importance=0.5, tier=3, now=NOW
+        )
+        sensor_id = store.add_sensor(**sensor_values(company, "https://acme.test/jobs"))
+        store.claim_due(now=NOW, worker="w1", limit=1, claim_timeout_s=TIMEOUT_S)
+        rng = random.Random(7)
+        rows = [
+            {"observation_id": f"obs_{i}", "fetched_at": NOW, "url": rng.randbytes(600).hex()}
+            for i in range(1000)
+        ]  # ~1.2 MB of text no page compresses
+        assert store.commit_sensor_run(
+            sensor_id=sensor_id, worker="w1", sensor_update={"updated_at": NOW}, run_id="run_1",
+            lake_rows={"observations": rows}, inbox=[], review=[],
+            ledger=LedgerCharge(DAY, company, "generic_html", 1, 0), now=NOW,
+        )  # fmt: skip
+        [(flush, _)] = store.take_outbox("fl_1")
+        wal = database.with_name("big.db-wal")
+        with sqlite3.connect(database) as raw:
+            raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        assert wal.stat().st_size == 0
+
+        store.drop_outbox(flush)
+
+        assert store.outbox_size() == 0
+        assert 0 < wal.stat().st_size < 200_000
+    finally:
+        store.close()

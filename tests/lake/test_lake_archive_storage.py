@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import hashlib
 import os
 import threading
-import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -152,25 +150,30 @@ def test_objects_put_together_are_all_stored_and_leave_no_temp_files(
     assert not [p for p in lake_root.rglob("*.tmp")]
 
 
-class _SlowStorage(Storage):
-    """A real local folder whose writes of `key` wait (up to `hold_s`) until `callers` puts
-    are writing it at once, and record each write's keys; `fail_first` makes the first
-    such write fail as a full disk would."""
+class _HeldStorage(Storage):
+    """A real local folder that records the keys of each write, and holds a write of `key`
+    until `writes` writes have begun: every put then has claimed what it writes (a put
+    writes what it claimed, so a put that found `key` claimed by another has written its
+    own objects). With `fail_first`, the first write of `key` then fails as a full disk
+    would."""
 
-    def __init__(self, root: Path, key: str, callers: int, *, fail_first: bool = False) -> None:
+    def __init__(self, root: Path, key: str, writes: int, *, fail_first: bool = False) -> None:
         super().__init__(str(root))
-        self.key, self.hold_s, self.fail_first = key, 0.5, fail_first
+        self.key, self.fail_first = key, fail_first
         self.writes: list[list[str]] = []
-        self._all_in = threading.Barrier(callers)
+        self.began = threading.Condition()
+        self._expected = writes
 
     def write_many_atomic(self, items: Sequence[tuple[str, bytes]]) -> None:
         keys = [key for key, _ in items]
-        self.writes.append(keys)
-        if self.key in keys:
-            with contextlib.suppress(threading.BrokenBarrierError):
-                self._all_in.wait(self.hold_s)  # every put writing it meets here, or time out
-            if self.fail_first and sum(self.key in w for w in self.writes) == 1:
-                raise OSError(errno.ENOSPC, "No space left on device")
+        with self.began:
+            self.writes.append(keys)
+            self.began.notify_all()
+            first = self.key in keys and sum(self.key in w for w in self.writes) == 1
+            if self.key in keys:
+                self.began.wait_for(lambda: len(self.writes) >= self._expected, timeout=10)
+        if first and self.fail_first:
+            raise OSError(errno.ENOSPC, "No space left on device")
         super().write_many_atomic(items)
 
 
@@ -178,14 +181,12 @@ def test_concurrent_puts_of_one_object_write_it_once_and_count_its_bytes_once(
     lake_root: Path,
 ) -> None:
     shared = b'{"items": []}'
-    storage = _SlowStorage(lake_root, archive_key(shared), callers=4)
+    storage = _HeldStorage(lake_root, archive_key(shared), writes=4)
     archive = ObjectArchive(storage)
     pages = [PAGE + str(i).encode() for i in range(4)]
 
     with ThreadPoolExecutor(4) as pool:
-        puts = list(
-            pool.map(lambda page: archive.put_keyed({k: v for k, v in _keyed(page, shared)}), pages)
-        )
+        puts = list(pool.map(lambda page: archive.put_keyed(dict(_keyed(page, shared))), pages))
 
     assert sum(keys.count(storage.key) for keys in storage.writes) == 1
     assert sum(stored[1].new_bytes for stored in puts) == (lake_root / storage.key).stat().st_size
@@ -196,19 +197,13 @@ def test_concurrent_puts_of_one_object_write_it_once_and_count_its_bytes_once(
 
 def test_a_put_waiting_for_another_that_fails_writes_the_object_itself(lake_root: Path) -> None:
     shared = b'{"items": []}'
-    storage = _SlowStorage(lake_root, archive_key(shared), callers=2, fail_first=True)
-    storage.hold_s = 0.3  # the waiting put never reaches the write: the first times out alone
+    storage = _HeldStorage(lake_root, archive_key(shared), writes=2, fail_first=True)
     archive = ObjectArchive(storage)
-    first_started = threading.Event()
-
-    def first() -> None:
-        first_started.set()
-        archive.put_keyed(dict(_keyed(PAGE, shared)))
 
     with ThreadPoolExecutor(2) as pool:
-        failing = pool.submit(first)
-        first_started.wait()
-        time.sleep(0.05)  # the first put holds the shared key
+        failing = pool.submit(archive.put_keyed, dict(_keyed(PAGE, shared)))
+        with storage.began:  # the first put holds the shared key before the second starts
+            storage.began.wait_for(lambda: storage.writes, timeout=10)
         waiting = pool.submit(archive.put_keyed, dict(_keyed(PAGE + b"2", shared)))
         with pytest.raises(OSError):
             failing.result()

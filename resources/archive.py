@@ -31,10 +31,10 @@ class StoredObject:
 class ObjectArchive:
     def __init__(self, storage: Storage) -> None:
         self.storage = storage
-        # Keys a put of this process is writing now. Concurrent runs often carry the same
-        # object (an empty extraction, a shared page): the second waits for the first's
-        # write instead of writing a second copy beside it (twice the bytes until the
-        # rename, enough to fill a nearly full disk).
+        # Keys a put of this process is writing now. Concurrent runs can carry the same
+        # object (one page under two URLs, pages alike in their text or blocks): the
+        # second waits for the first's write instead of writing a second copy beside it
+        # (twice the bytes until the rename, enough to fill a nearly full disk).
         self._writing: dict[str, threading.Event] = {}
         self._lock = threading.Lock()
 

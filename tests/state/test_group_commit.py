@@ -159,20 +159,22 @@ def test_a_group_is_written_at_once_when_every_run_in_flight_waits_for_it(
     store: StateStore, company_id: int, add_sensor: SensorFactory
 ) -> None:
     """Three runs under way, all three waiting: nothing else could join the group, so it
-    is written without waiting for the timer (10 s here); a fourth run still fetching
-    keeps the group open until the timer."""
+    is written without waiting for the timer (20 s, far beyond any commit of a loaded
+    machine); a fourth run still fetching keeps the group open until the timer (0.3 s)."""
     ids = _claim(store, add_sensor, 6)
 
-    async def go(in_flight: int, group: list[int]) -> float:
-        committer = GroupCommitter(store, max_runs=32, max_wait_ms=300, in_flight=lambda: in_flight)
+    async def go(in_flight: int, group: list[int], max_wait_ms: int) -> float:
+        committer = GroupCommitter(
+            store, max_runs=32, max_wait_ms=max_wait_ms, in_flight=lambda: in_flight
+        )
         started = time.monotonic()
         done = await asyncio.gather(*(committer.commit(_run(i, company_id)) for i in group))
         await committer.aclose()
         assert done == [True] * 3
         return time.monotonic() - started
 
-    assert asyncio.run(go(3, ids[:3])) < 0.2  # at once
-    assert asyncio.run(go(4, ids[3:])) >= 0.3  # the timer
+    assert asyncio.run(go(3, ids[:3], 20_000)) < 10  # at once, not after the timer
+    assert asyncio.run(go(4, ids[3:], 300)) >= 0.3  # the timer
 
 
 def test_runs_with_different_columns_each_get_their_own_values(

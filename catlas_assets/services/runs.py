@@ -78,11 +78,12 @@ class RunRecorder:
         launch_handle: str | None = None,
         extra: dict[str, Any] | None = None,
         launcher: str | None = None,
+        run_id: str | None = None,
     ) -> None:
         self.runtime = runtime
         self.kind = kind
         self.started_at = runtime.clock.now()
-        self.run_id = new_id("run", self.started_at)
+        self.run_id = run_id or new_id("run", self.started_at)
         runtime.store.start_run(
             run_id=self.run_id,
             kind=kind,

@@ -23,6 +23,7 @@ from catlas_assets.domain.vocabulary import (
     Stop,
 )
 from catlas_assets.errors import StorageError
+from catlas_assets.ids import new_id
 from catlas_assets.services import event_loop, lake_sync
 from catlas_assets.services.blocked_recheck import recheck_blocked
 from catlas_assets.services.claimed_work import (
@@ -100,17 +101,21 @@ def _tick(
     launch_handle: str | None,
 ) -> TickResult:
     started = time.monotonic()
-    recorder = RunRecorder(runtime, RunKind.TICK, launch_handle=launch_handle)
     settings = runtime.settings
     guard = control.guard(settings)
-    settle(runtime)  # a run whose process died gets its verdict, its temp files go
-    recheck_blocked(runtime)  # robots.txt may allow blocked sensors again: due in this tick
     done = ClaimedResult()
     sensors: list[SensorState] = []  # every sensor claimed, in claim order
-    lanes = None
+    run_id = new_id("run", runtime.clock.now())
+    # The lanes start first: their own start (a fork, its parser, its store opened) runs
+    # while this process records the run, settles and claims (it came after, and a lane's
+    # first sensor 35-55 ms after the claim's first part). Whether a tick has enough due
+    # sensors for lanes is counted before the recheck below, which may add a few.
+    lanes = lanes_for(runtime, run_id, runtime.clock.now())
     try:
+        recorder = RunRecorder(runtime, RunKind.TICK, launch_handle=launch_handle, run_id=run_id)
+        settle(runtime)  # a run whose process died gets its verdict, its temp files go
+        recheck_blocked(runtime)  # robots.txt may allow blocked sensors again: due in this tick
         now = runtime.clock.now()
-        lanes = lanes_for(runtime, recorder.run_id, now)  # they start while the claim runs
         claim = _Claim(runtime, now)
         limit = settings.scheduler_claim_batch
         first = first_part(settings)

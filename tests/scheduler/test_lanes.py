@@ -14,6 +14,7 @@ import pytest
 from sqlalchemy import select
 
 from catlas_assets.domain.vocabulary import RunOutcome, Stop
+from catlas_assets.errors import StorageError
 from catlas_assets.services import catalog
 from catlas_assets.services.lanes import LaneDied, deal, lane_count
 from catlas_assets.services.run_control import RunControl
@@ -130,6 +131,31 @@ def test_a_claim_that_comes_back_too_small_for_lanes_runs_in_the_tick_process(
         assert lanes_seen == []  # ended before the batch ran
         others = [i for i in ids if runtime.store.sensor(i)["claimed_by"] == "other"]
         assert len(others) == 5
+    finally:
+        runtime.close()
+    assert _lane_names() == []
+
+
+def test_the_lanes_start_before_the_run_is_recorded_and_end_when_it_cannot_be(
+    tmp_path: Path, web: FixtureWeb
+) -> None:
+    """The lanes start first, so that their start overlaps the tick's own (the run's row,
+    the claim); a tick whose run cannot be recorded ends them and claims nothing."""
+    runtime = tick_runtime(tmp_path, web, "unrecorded", **LANES)
+    try:
+        ids = add_sensors(runtime, SITES[0], 6)
+        starting: list[str] = []
+
+        def refused(**_kwargs: object) -> None:
+            starting.extend(_lane_names())
+            raise StorageError("attempt to write a readonly database")
+
+        runtime.store.start_run = refused  # type: ignore[method-assign]
+        with pytest.raises(StorageError, match="readonly"):
+            run_tick(runtime)
+        assert sorted(starting) == ["catlas-lane-0", "catlas-lane-1"]
+        assert all(runtime.store.sensor(i)["claimed_at"] is None for i in ids)
+        assert runtime.store.runs(limit=5) == []
     finally:
         runtime.close()
     assert _lane_names() == []

@@ -55,6 +55,23 @@ def test_reopening_a_current_database_keeps_it_at_head(database_url: str) -> Non
     assert _revision_of(database_url) == HEAD
 
 
+def test_the_migration_scripts_are_read_once_per_process(
+    database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every open checks the database's revision; the scripts it is checked against are
+    this code's own files, read once (a tick's lanes, forked, open their stores without
+    compiling them again)."""
+    StateStore.open(database_url).close()
+
+    def read_again(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("the migration scripts were read again")
+
+    monkeypatch.setattr(migrate.ScriptDirectory, "from_config", read_again)
+    StateStore.open(database_url).close()
+    assert migrate.head_revision() == HEAD
+    assert _revision_of(database_url) == HEAD
+
+
 def test_empty_database_without_auto_create_asks_for_db_upgrade(database_url: str) -> None:
     with pytest.raises(StorageError, match="catlas db upgrade"):
         StateStore.open(database_url, auto_create=False)

@@ -89,4 +89,4 @@ def test_masking_stays_linear_on_hostile_text() -> None:
     started = time.perf_counter()
     for text in ("a." * 500_000, "x://" + "a:" * 300_000, "http://" + "a" * 1_000_000):
         assert masked(text) == text
-    assert time.perf_counter() - started < 3
+    assert time.perf_counter() - started < 20  # a quadratic pattern takes minutes

@@ -185,10 +185,13 @@ def test_a_domains_stop_rule_holds_across_lanes(
     assert all(runtime.store.sensor(i)["claimed_at"] is None for i in unreached)
 
 
-def _slow_sensors(runtime: Runtime, count: int) -> list[int]:
+def _slow_sensors(runtime: Runtime, count: int, route: str = "slow") -> list[int]:
+    """`count` sensors of pages answered after 3 s (`slow`) or 10 s (`stalled`)."""
     company = catalog.add_company(runtime, name="Slow", website=LOAD, tier=3)
     return [
-        catalog.add_sensor(runtime, company_id=company, surface="products", url=f"{LOAD}/slow/{i}")
+        catalog.add_sensor(
+            runtime, company_id=company, surface="products", url=f"{LOAD}/{route}/{i}"
+        )
         for i in range(count)
     ]
 
@@ -197,10 +200,10 @@ def test_the_deadline_cancels_runs_in_lanes_and_releases_their_claims(
     make_runtime, web: FixtureWeb, database_url: str
 ) -> None:
     runtime = make_runtime(database_url, **FAST, **LANES, fetch_concurrency=2)
-    slow = _slow_sensors(runtime, 4)
+    slow = _slow_sensors(runtime, 4, "stalled")
     started = time.monotonic()
     report = run_tick(runtime, control=RunControl(deadline_s=1.5)).report
-    assert time.monotonic() - started < 4.5  # not held by the 3 s pages
+    assert time.monotonic() - started < 7  # not held by the 10 s pages
     assert report.stop is Stop.INTERRUPTED and report.outcome is RunOutcome.FAILED
     assert report.counters["released"] == 4
     rows = [runtime.store.sensor(i) for i in slow]

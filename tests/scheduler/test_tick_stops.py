@@ -150,13 +150,13 @@ def test_the_deadline_cancels_in_flight_fetches_and_releases_their_claims(
             runtime,
             company_id=runtime.store.company_by_name("Slow")["id"],
             surface="products",
-            url=f"{LOAD}/slow/{i}",
+            url=f"{LOAD}/stalled/{i}",
         )
         for i in range(4)
     ]
     started = time.monotonic()
     report = run_tick(runtime, control=RunControl(deadline_s=0.5)).report
-    assert time.monotonic() - started < 2.5  # not held by the 3 s pages
+    assert time.monotonic() - started < 6  # not held by the 10 s pages
     assert report.stop is Stop.INTERRUPTED
     assert report.detail == "Reached the deadline (0.5 s)"
     assert report.outcome is RunOutcome.FAILED  # nothing succeeded, gaps remain

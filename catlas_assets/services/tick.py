@@ -33,7 +33,7 @@ from catlas_assets.services.claimed_work import (
     run_claimed,
 )
 from catlas_assets.services.dead_runs import settle
-from catlas_assets.services.pipeline import SensorRunResult, sensor_state
+from catlas_assets.services.pipeline import SENSOR_STATE_COLUMNS, SensorRunResult, sensor_state
 from catlas_assets.services.run_control import RunControl
 from catlas_assets.services.runs import RunRecorder, RunReport, unstarted_report
 from catlas_assets.services.runtime import Runtime
@@ -220,6 +220,7 @@ class _Claim:
             limit=limit,
             claim_timeout_s=runtime.settings.claim_timeout_s,
             exclude=self.ids,
+            columns=SENSOR_STATE_COLUMNS,
         )
         self.ids.extend(row["id"] for row in rows)
         return [sensor_state(row) for row in rows]

@@ -142,6 +142,8 @@ def _begin(conn: Connection, wait: bool) -> RootTransaction:
 # A PostgreSQL claim locks its batch among the first CLAIM_WINDOW batches' worth of due
 # sensors: room for three other workers' batches still locked before it looks further.
 CLAIM_WINDOW = 4
+# The columns a claim is ordered by: every claimed row carries them.
+_CLAIM_ORDER = ("priority", "next_run_at", "id")
 
 
 def _claimable(now: datetime, claim_timeout_s: int) -> tuple[ColumnElement[bool], ...]:
@@ -311,17 +313,25 @@ class StateStore:
         limit: int,
         claim_timeout_s: int,
         exclude: Collection[int] = (),
+        columns: Sequence[str] | None = None,
     ) -> list[Row]:
         """Claim up to ``limit`` due sensors for ``worker``; another worker never gets the same.
-        `exclude`: sensors passed over (a tick's own, claimed in an earlier part)."""
+        `exclude`: sensors passed over (a tick's own, claimed in an earlier part). `columns`:
+        the columns of each row returned (the claim's order, `priority`, `next_run_at` and
+        `id`, come too), every one when None."""
         claimable = _claimable(now, claim_timeout_s)
         if exclude:
             claimable += (sensors.c.id.not_in(sorted(exclude)),)
         order = (sensors.c.priority.desc(), sensors.c.next_run_at, sensors.c.id)
         due = select(sensors.c.id).where(*claimable).order_by(*order).limit(limit)
+        returned = (
+            list(sensors.c)
+            if columns is None
+            else [sensors.c[name] for name in dict.fromkeys((*columns, *_CLAIM_ORDER))]
+        )
         with self.transaction(write_lock=True) as conn:
             if not self.is_postgres:
-                return self._mark_claimed(conn, due, now, worker)
+                return self._mark_claimed(conn, due, now, worker, returned)
             # Locking rows in the sort's order keeps PostgreSQL from a top-N sort: it sorts
             # the whole due set for each batch. So the first WINDOW batches' worth are picked
             # by a top-N sort, and the batch locked among them (the conditions repeated, so
@@ -336,11 +346,12 @@ class StateStore:
                 .limit(limit)
                 .with_for_update(skip_locked=True)
             )
-            rows = self._mark_claimed(conn, windowed, now, worker)
+            rows = self._mark_claimed(conn, windowed, now, worker, returned)
             if rows:
                 return rows
             # Other workers hold the whole window: look past it before answering "none".
-            return self._mark_claimed(conn, due.with_for_update(skip_locked=True), now, worker)
+            locked = due.with_for_update(skip_locked=True)
+            return self._mark_claimed(conn, locked, now, worker, returned)
 
     def due_count(self, *, now: datetime, claim_timeout_s: int, up_to: int) -> int:
         """How many sensors `claim_due` would find now, counted up to `up_to` (an index probe:
@@ -350,14 +361,17 @@ class StateStore:
             return int(conn.execute(select(func.count()).select_from(due.subquery())).scalar())
 
     @staticmethod
-    def _mark_claimed(conn: Connection, due: Select, now: datetime, worker: str) -> list[Row]:
-        """Claim the sensors `due` selects in one statement: pick, mark and return them
-        (a select, an update and a re-read would be three round trips)."""
+    def _mark_claimed(
+        conn: Connection, due: Select, now: datetime, worker: str, returned: list[Any]
+    ) -> list[Row]:
+        """Claim the sensors `due` selects in one statement: pick, mark and return the
+        `returned` columns of them (a select, an update and a re-read would be three round
+        trips)."""
         claim = (
             update(sensors)
             .where(sensors.c.id.in_(due.scalar_subquery()))
             .values(claimed_at=now, claimed_by=worker)
-            .returning(*sensors.c)
+            .returning(*returned)
         )
         result = conn.execute(claim)
         keys = list(result.keys())

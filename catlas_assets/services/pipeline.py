@@ -43,7 +43,7 @@ class SensorRunResult:
 
 
 # The columns of a sensor row that `sensor_state` reads: all a claim needs to return (the
-# other dozen, five of them instants, cost a claim of 2,000 a fifth of its CPU to convert).
+# other eleven, six of them instants, cost a claim of 2,000 a sixth of its CPU to convert).
 SENSOR_STATE_COLUMNS = (
     "id", "company_id", "surface", "url", "connector", "status", "base_interval_s",
     "current_interval_s", "quality_score", "etag", "last_modified", "normalized_hash",

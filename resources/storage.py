@@ -338,6 +338,19 @@ class Storage:
         assert isinstance(data, bytes)
         return data
 
+    def read_range(self, key: str, offset: int, length: int) -> bytes:
+        """`length` bytes of a key from `offset` (one range request on S3); a key shorter
+        than that is an error, not a short answer."""
+        if self.is_s3:
+            with self._io():
+                data = self.fs.cat_file(self._path(key), start=offset, end=offset + length)
+        else:
+            with open(self._path(key), "rb") as handle:
+                data = os.pread(handle.fileno(), length, offset)
+        if len(data) != length:
+            raise StorageError(f"{key}: {len(data)} bytes at {offset}, {length} expected")
+        return bytes(data)
+
     @contextlib.contextmanager
     def open(self, key: str) -> Iterator[BinaryIO]:
         """A key opened for reading in place: a reader that seeks (a Parquet footer) reads

@@ -6,7 +6,7 @@ import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 from catlas_assets.domain.vocabulary import FailureClass, SensorStatus
 
@@ -100,6 +100,15 @@ class InboxEntry:
     significance: float
     summary: str
     detected_at: datetime
+
+
+class PackedObject(NamedTuple):
+    """Where an archive object's bytes lie in a pack file: its zstd frame."""
+
+    key: str  # objects/ab/cd/<sha256>.zst, as rows name it
+    pack: str  # the pack file's key
+    offset: int
+    length: int
 
 
 @dataclass(frozen=True)

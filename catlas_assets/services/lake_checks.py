@@ -54,7 +54,7 @@ def object_keys(lake: Lake) -> set[str]:
 
 def dangling_keys(lake: Lake, archive: ObjectArchive) -> list[str]:
     """Keys named in the lake whose bytes are not in the archive (there should be none)."""
-    return sorted(key for key in object_keys(lake) if not archive.storage.exists(key))
+    return sorted(archive.missing(object_keys(lake)))
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,7 @@ def missing_objects(runtime: Runtime, table: str, partition: str) -> Finding:
         keys = [row[0] for row in con.execute(f"SELECT DISTINCT k FROM ({union})").fetchall()]
     finally:
         con.close()
-    missing = sorted(k for k in keys if not runtime.archive.exists(k))
+    missing = sorted(runtime.archive.missing(keys))
     return Finding(
         not missing, {"keys": len(keys), "missing": len(missing), "first_missing": missing[:5]}
     )

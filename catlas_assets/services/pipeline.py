@@ -123,12 +123,12 @@ async def run_sensor(
         # fails this sensor alone (UNKNOWN, with the exception), never the tick.
         fetched, observed = _crashed(runtime, sensor, run_id, rng, exc)
     now = runtime.clock.now()
-    stored = 0
+    stored, places = 0, ()
     if observed.objects:
-        # Named by domain.content_address.archive_key in `observe`; written, then made
-        # durable together, before the commit below refers to them.
-        puts = await asyncio.to_thread(runtime.archive.put_keyed, observed.objects)
-        stored = sum(p.new_bytes for p in puts)
+        # Named by domain.content_address.archive_key in `observe`; packed and made durable
+        # before the commit below refers to them, which records where they lie.
+        packed = await asyncio.to_thread(runtime.archive.pack, observed.objects)
+        stored, places = packed.new_bytes, packed.places
     failure_class = (
         observed.failure_class
         or fetched.failure_class
@@ -153,6 +153,7 @@ async def run_sensor(
         connector=None
         if fetched.skipped_reason
         else _connector_change(sensor, observed, failure_class, now),
+        archived=places,
     )
     if committer is not None:
         committed = await committer.commit(run)

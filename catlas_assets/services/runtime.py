@@ -96,8 +96,9 @@ class Runtime:
     @cached_property
     def archive(self) -> ObjectArchive:
         from resources.archive import ObjectArchive
+        from resources.state.archive_index import ArchiveIndex
 
-        return ObjectArchive(self.storage)
+        return ObjectArchive(self.storage, ArchiveIndex(self.store))
 
     @cached_property
     def notifier(self) -> WebhookNotifier | None:

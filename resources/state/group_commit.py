@@ -13,7 +13,10 @@ by no decision.
 
 Crash guarantees are those of a single run: a run counts only once its group's
 transaction has committed; until then its claim stands, and a worker killed before the
-commit leaves nothing of the group behind (its claims time out and are run again).
+commit leaves nothing of the group behind (its claims time out and are run again) but the
+packs its runs wrote, which no row names and no reader finds. The places of the runs'
+packed objects (`archive_objects`) are recorded in the same transaction as the rows that
+name them.
 """
 
 from __future__ import annotations
@@ -26,8 +29,8 @@ from typing import Any
 from sqlalchemy import Connection
 
 from catlas_assets.domain.connector_tally import StatsTally
-from catlas_assets.domain.pipeline_data import InboxEntry, LedgerCharge, ReviewItem
-from resources.state import connector_stats
+from catlas_assets.domain.pipeline_data import InboxEntry, LedgerCharge, PackedObject, ReviewItem
+from resources.state import archive_index, connector_stats
 from resources.state.store import PreparedRuns, StateStore
 
 
@@ -55,6 +58,7 @@ class RunCommit:
     review: Sequence[ReviewItem] = ()
     ledger: LedgerCharge | None = None
     connector: ConnectorChange | None = field(default=None)
+    archived: Sequence[PackedObject] = ()  # where the run's packed objects lie
 
 
 def commit_runs(
@@ -78,6 +82,9 @@ def commit_runs(
     charges = merged_charges([r.ledger for r in runs if r.ledger is not None])
     with store.transaction(write_lock=True, wait=wait) as conn:
         applied = store.apply_runs(conn, runs, prepared)
+        # Every run's, a lost claim's too: its packs are durable, and a run that found one
+        # of its objects packed by another may be the first to commit its place.
+        archive_index.record(conn, [place for run in runs for place in run.archived])
         kept = [run for run, ok in zip(runs, applied, strict=True) if ok]
         if len(kept) < len(runs):  # a lost claim charges nothing
             charges = merged_charges([r.ledger for r in kept if r.ledger is not None])

@@ -524,7 +524,20 @@ robots_files = Table(
     _ts("expires_at", nullable=False),
 )
 
+# Where each packed archive object lies: a run's new objects are written into one pack file
+# (`resources/archive.py`), and this row, committed with the run, names its place there.
+# Objects written as files of their own (lakes before packs, single puts) have no row.
+archive_objects = Table(
+    "archive_objects",
+    metadata,
+    Column("key", String(100), primary_key=True),  # objects/ab/cd/<sha256>.zst
+    Column("pack", String(100), nullable=False),  # packs/ab/<id>.pack
+    Column("byte_offset", BigInteger, nullable=False),
+    Column("byte_length", Integer, nullable=False),  # the object's zstd frame
+)
+
 __all__ = [
+    "archive_objects",
     "change_inbox",
     "companies",
     "connectors",

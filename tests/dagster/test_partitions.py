@@ -22,6 +22,7 @@ from catlas_assets.services.sensor_run import run_one
 from catlas_assets.settings import Settings
 from fixture_web import DEFAULT_NOW, FixtureWeb
 from resources import lake_latest
+from resources.state.archive_index import ArchiveIndex
 from sensors_dag.jobs import crawl_tick
 
 HOUR = DEFAULT_NOW.replace(minute=0, second=0, microsecond=0)
@@ -168,7 +169,10 @@ def _plant_orphan_event(runtime: Runtime) -> None:
 
 
 def _plant_lost_object(runtime: Runtime) -> None:
-    runtime.storage.delete([_rows(runtime, "snapshots")[0]["text_key"]])
+    """The pack that holds a snapshot's text goes (or its file, for an object of its own)."""
+    key = _rows(runtime, "snapshots")[0]["text_key"]
+    place = ArchiveIndex(runtime.store).locate([key]).get(key)
+    runtime.storage.delete([place.pack if place is not None else key])
 
 
 def _plant_extra_observation(runtime: Runtime) -> None:

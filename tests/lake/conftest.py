@@ -19,6 +19,8 @@ from moto.server import ThreadedMotoServer
 
 from resources.archive import ObjectArchive
 from resources.lake import Lake
+from resources.state.archive_index import ArchiveIndex
+from resources.state.store import StateStore
 from resources.storage import Storage
 
 AWS_ENV = {
@@ -80,8 +82,16 @@ def local_lake(local_storage: Storage) -> Lake:
 
 
 @pytest.fixture
-def local_archive(local_storage: Storage) -> ObjectArchive:
-    return ObjectArchive(local_storage)
+def archive_index(tmp_path: Path) -> Iterator[ArchiveIndex]:
+    """The index of packed objects in a real SQLite state store."""
+    store = StateStore.open(f"sqlite:///{tmp_path / 'state.db'}")
+    yield ArchiveIndex(store)
+    store.close()
+
+
+@pytest.fixture
+def local_archive(local_storage: Storage, archive_index: ArchiveIndex) -> ObjectArchive:
+    return ObjectArchive(local_storage, archive_index)
 
 
 def bucket_keys(client: Any, bucket: str, prefix: str = "") -> list[str]:

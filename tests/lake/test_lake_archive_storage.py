@@ -15,7 +15,8 @@ import zstandard
 
 from catlas_assets.domain.content_address import archive_key
 from catlas_assets.errors import StorageError
-from resources.archive import ObjectArchive
+from resources.archive import ObjectArchive, Packed
+from resources.state.archive_index import ArchiveIndex, record
 from resources.storage import Storage
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -134,83 +135,146 @@ def test_storage_operations_on_a_local_folder(local_storage: Storage, lake_root:
     assert local_storage.glob("x/*/*.txt") == ["x/y/two.txt"]
 
 
-def test_objects_put_together_are_all_stored_and_leave_no_temp_files(
-    local_archive: ObjectArchive, lake_root: Path
+def packs_on_disk(root: Path) -> list[Path]:
+    return sorted(p for p in (root / "packs").rglob("*") if p.is_file())
+
+
+def _recorded(index: ArchiveIndex, packed: Packed) -> None:
+    """What a run's commit does with the places of what it packed."""
+    with index.store.transaction(write_lock=True) as conn:
+        record(conn, packed.places)
+
+
+def test_a_runs_new_objects_go_into_one_pack_and_are_read_back_through_the_index(
+    local_storage: Storage, archive_index: ArchiveIndex, lake_root: Path
 ) -> None:
+    archive = ObjectArchive(local_storage, archive_index)
     datas = [PAGE, b"normalized text", b'[{"kind": "p"}]', PAGE + b"<!-- v2 -->"]
-    existing = local_archive.put(datas[1])
+    existing = archive.put(datas[1])  # an object of its own, as lakes before packs hold
 
-    stored = local_archive.put_keyed({archive_key(d): d for d in datas})
+    packed = archive.pack({archive_key(d): d for d in datas})
 
-    assert [s.key for s in stored] == [archive_key(d) for d in datas]
-    assert stored[1].new_bytes == 0 and existing.new_bytes > 0  # found, not rewritten
-    assert all(s.new_bytes > 0 for s in (stored[0], stored[2], stored[3]))
-    assert [local_archive.get(s.key) for s in stored] == datas
-    assert len(objects_on_disk(lake_root)) == 4
+    assert [s.key for s in packed.stored] == [archive_key(d) for d in datas]
+    assert packed.stored[1].new_bytes == 0 and existing.new_bytes > 0  # found, not rewritten
+    assert all(s.new_bytes > 0 for s in (packed.stored[0], packed.stored[2], packed.stored[3]))
+    [pack] = packs_on_disk(lake_root)
+    assert pack.stat().st_size == packed.new_bytes
+    assert {p.key for p in packed.places} == {archive_key(d) for d in (datas[0], *datas[2:])}
+    assert objects_on_disk(lake_root) == [lake_root / existing.key]
     assert not [p for p in lake_root.rglob("*.tmp")]
+    # Each frame decompresses to its object, whose hash is its key: a pack names its own.
+    with zstandard.ZstdDecompressor().stream_reader(
+        pack.read_bytes(), read_across_frames=True
+    ) as r:
+        assert r.read() == datas[0] + datas[2] + datas[3]
+
+    # Before the commit, this process finds them; another only once they are recorded.
+    assert [archive.get(s.key) for s in packed.stored] == datas
+    elsewhere = ObjectArchive(Storage(str(lake_root)), archive_index)
+    assert elsewhere.missing(archive_key(d) for d in datas) == [archive_key(datas[0])] + [
+        archive_key(d) for d in datas[2:]
+    ]
+    _recorded(archive_index, packed)
+    assert elsewhere.missing(archive_key(d) for d in datas) == []
+    assert [elsewhere.get(s.key) for s in packed.stored] == datas
+    assert elsewhere.exists(packed.stored[0].key) and not elsewhere.exists(archive_key(b"no"))
+
+    # Packed again (an unchanged page's objects): nothing new, no new pack.
+    again = ObjectArchive(Storage(str(lake_root)), archive_index).pack(
+        {archive_key(d): d for d in datas}
+    )
+    assert again.new_bytes == 0 and again.places == ()
+    assert len(packs_on_disk(lake_root)) == 1
+
+
+def test_an_archive_without_an_index_refuses_to_pack(local_storage: Storage) -> None:
+    with pytest.raises(StorageError, match="index"):
+        ObjectArchive(local_storage).pack({archive_key(PAGE): PAGE})
+
+
+def test_a_pack_shorter_than_its_index_says_is_an_error_not_a_short_object(
+    local_archive: ObjectArchive, archive_index: ArchiveIndex, lake_root: Path
+) -> None:
+    packed = local_archive.pack({archive_key(PAGE): PAGE})
+    _recorded(archive_index, packed)
+    [pack] = packs_on_disk(lake_root)
+    pack.write_bytes(pack.read_bytes()[:10])
+
+    with pytest.raises(StorageError, match="expected"):
+        ObjectArchive(Storage(str(lake_root)), archive_index).get(archive_key(PAGE))
 
 
 class _HeldStorage(Storage):
-    """A real local folder that records the keys of each write, and holds a write of `key`
-    until `writes` writes have begun: every put then has claimed what it writes (a put
-    writes what it claimed, so a put that found `key` claimed by another has written its
-    own objects). With `fail_first`, the first write of `key` then fails as a full disk
-    would."""
+    """A real local folder that records, for each write, whether it holds `frame` (the
+    shared object, compressed), and holds such a write until `writes` writes have begun:
+    every pack has then claimed what it writes (a pack writes what it claimed, so one that
+    found the shared object claimed by another has written its own objects). With
+    `fail_first`, the first write of `frame` then fails as a full disk would."""
 
-    def __init__(self, root: Path, key: str, writes: int, *, fail_first: bool = False) -> None:
+    def __init__(self, root: Path, frame: bytes, writes: int, *, fail_first: bool = False) -> None:
         super().__init__(str(root))
-        self.key, self.fail_first = key, fail_first
-        self.writes: list[list[str]] = []
+        self.frame, self.fail_first = frame, fail_first
+        self.writes: list[bool] = []
         self.began = threading.Condition()
         self._expected = writes
 
     def write_many_atomic(self, items: Sequence[tuple[str, bytes]]) -> None:
-        keys = [key for key, _ in items]
+        holds = any(self.frame in data for _, data in items)
         with self.began:
-            self.writes.append(keys)
+            self.writes.append(holds)
             self.began.notify_all()
-            first = self.key in keys and sum(self.key in w for w in self.writes) == 1
-            if self.key in keys:
+            first = holds and self.writes.count(True) == 1
+            if holds:
                 self.began.wait_for(lambda: len(self.writes) >= self._expected, timeout=10)
         if first and self.fail_first:
             raise OSError(errno.ENOSPC, "No space left on device")
         super().write_many_atomic(items)
 
 
-def test_concurrent_puts_of_one_object_write_it_once_and_count_its_bytes_once(
-    lake_root: Path,
+SHARED = b'{"items": []}'
+SHARED_FRAME = zstandard.ZstdCompressor(level=3).compress(SHARED)
+
+
+def test_concurrent_packs_of_one_object_write_it_once_and_count_its_bytes_once(
+    lake_root: Path, archive_index: ArchiveIndex
 ) -> None:
-    shared = b'{"items": []}'
-    storage = _HeldStorage(lake_root, archive_key(shared), writes=4)
-    archive = ObjectArchive(storage)
+    storage = _HeldStorage(lake_root, SHARED_FRAME, writes=4)
+    archive = ObjectArchive(storage, archive_index)
     pages = [PAGE + str(i).encode() for i in range(4)]
 
     with ThreadPoolExecutor(4) as pool:
-        puts = list(pool.map(lambda page: archive.put_keyed(dict(_keyed(page, shared))), pages))
+        packs = list(pool.map(lambda page: archive.pack(dict(_keyed(page, SHARED))), pages))
 
-    assert sum(keys.count(storage.key) for keys in storage.writes) == 1
-    assert sum(stored[1].new_bytes for stored in puts) == (lake_root / storage.key).stat().st_size
-    assert all(stored[0].new_bytes > 0 for stored in puts)  # each run's own page is its own
-    assert len(objects_on_disk(lake_root)) == 5
+    assert storage.writes.count(True) == 1
+    assert sum(p.stored[1].new_bytes for p in packs) == len(SHARED_FRAME)
+    assert all(p.stored[0].new_bytes > 0 for p in packs)  # each run's own page is its own
+    # Every run names the shared object's place: whichever commits first records it.
+    assert all(archive_key(SHARED) in {place.key for place in p.places} for p in packs)
+    assert len(packs_on_disk(lake_root)) == 4
     assert not [p for p in lake_root.rglob("*.tmp")]
+    _recorded(archive_index, packs[3])
+    elsewhere = ObjectArchive(Storage(str(lake_root)), archive_index)
+    assert elsewhere.get(archive_key(SHARED)) == SHARED
 
 
-def test_a_put_waiting_for_another_that_fails_writes_the_object_itself(lake_root: Path) -> None:
-    shared = b'{"items": []}'
-    storage = _HeldStorage(lake_root, archive_key(shared), writes=2, fail_first=True)
-    archive = ObjectArchive(storage)
+def test_a_pack_waiting_for_another_that_fails_writes_the_object_itself(
+    lake_root: Path, archive_index: ArchiveIndex
+) -> None:
+    storage = _HeldStorage(lake_root, SHARED_FRAME, writes=2, fail_first=True)
+    archive = ObjectArchive(storage, archive_index)
 
     with ThreadPoolExecutor(2) as pool:
-        failing = pool.submit(archive.put_keyed, dict(_keyed(PAGE, shared)))
-        with storage.began:  # the first put holds the shared key before the second starts
+        failing = pool.submit(archive.pack, dict(_keyed(PAGE, SHARED)))
+        with storage.began:  # the first pack holds the shared key before the second starts
             storage.began.wait_for(lambda: storage.writes, timeout=10)
-        waiting = pool.submit(archive.put_keyed, dict(_keyed(PAGE + b"2", shared)))
+        waiting = pool.submit(archive.pack, dict(_keyed(PAGE + b"2", SHARED)))
         with pytest.raises(OSError):
             failing.result()
-        stored = waiting.result()
+        packed = waiting.result()
 
-    assert stored[1].new_bytes > 0 and archive.get(stored[1].key) == shared
-    assert [keys.count(storage.key) for keys in storage.writes if storage.key in keys] == [1, 1]
+    assert packed.stored[1].new_bytes > 0 and archive.get(archive_key(SHARED)) == SHARED
+    assert storage.writes == [True, False, True]  # failed; the waiter's own page; then it
+    assert len(packs_on_disk(lake_root)) == 2
     assert not [p for p in lake_root.rglob("*.tmp")]
 
 

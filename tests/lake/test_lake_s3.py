@@ -13,11 +13,13 @@ import fsspec.asyn
 import pytest
 import zstandard
 
+from catlas_assets.domain.content_address import archive_key
 from catlas_assets.errors import StorageError
 from catlas_assets.services import catalog
 from catlas_assets.services.tick import run_tick
 from resources.archive import ObjectArchive
 from resources.lake import Lake
+from resources.state.archive_index import ArchiveIndex, record
 from resources.storage import Storage
 
 T0 = datetime(2026, 1, 5, 8, 40, tzinfo=UTC)
@@ -180,6 +182,27 @@ def test_archive_on_s3(
     assert archive.get(first.key) == data
 
 
+def test_a_pack_on_s3_is_one_object_read_back_by_ranges(
+    s3_endpoint: str, s3_bucket: str, list_bucket: ListBucket, archive_index: ArchiveIndex
+) -> None:
+    storage = Storage(f"s3://{s3_bucket}/lake", s3_endpoint_url=s3_endpoint)
+    datas = [b"<html>" + b"Field Service Technician, Austin. " * 300 + b"</html>", b"text"]
+
+    packed = ObjectArchive(storage, archive_index).pack({archive_key(d): d for d in datas})
+    with archive_index.store.transaction(write_lock=True) as conn:
+        record(conn, packed.places)
+
+    [pack] = list_bucket(s3_bucket)
+    assert pack.startswith("lake/packs/") and [p.pack for p in packed.places] == [pack[5:]] * 2
+    fresh = ObjectArchive(
+        Storage(f"s3://{s3_bucket}/lake", s3_endpoint_url=s3_endpoint), archive_index
+    )
+    assert [fresh.get(archive_key(d)) for d in datas] == datas
+    assert fresh.missing([archive_key(d) for d in datas] + [archive_key(b"none")]) == [
+        archive_key(b"none")
+    ]
+
+
 def test_the_pipeline_end_to_end_with_an_s3_lake(
     make_runtime: Callable[..., Any],
     database_url: str,
@@ -234,9 +257,14 @@ def test_the_pipeline_end_to_end_with_an_s3_lake(
     assert snapshots == [(obs_id, sensor_id, 1, now, text, blocks)]
 
     keys = set(list_bucket(s3_bucket))
+    places = ArchiveIndex(runtime.store).locate([obj, text, blocks])
+    assert {p.pack for p in places.values()} == {
+        k.removeprefix("lake/") for k in keys if k.startswith("lake/packs/")
+    }
     for key in (obj, text, blocks):
         assert key and key.startswith("objects/")
-        assert f"lake/{key}" in keys
+        assert f"lake/{key}" not in keys  # in the run's one pack, read by range
+    assert len(places) == 3
     raw = runtime.archive.get(obj)
     assert b"<html" in raw.lower()
     assert hashlib.sha256(raw).hexdigest() in obj

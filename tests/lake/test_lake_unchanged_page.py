@@ -29,7 +29,8 @@ def add_careers_sensor(runtime: Runtime) -> int:
 
 
 def archive_usage(runtime: Runtime) -> tuple[list[str], int]:
-    keys = runtime.storage.glob("objects/*/*/*.zst")
+    """The archive's files (packs and objects of their own) and their bytes."""
+    keys = runtime.storage.glob("packs/*/*.pack") + runtime.storage.glob("objects/*/*/*.zst")
     return keys, sum(runtime.storage.size(k) for k in keys)
 
 

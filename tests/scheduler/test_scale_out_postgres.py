@@ -19,12 +19,13 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from sqlalchemy import insert
+from sqlalchemy import distinct, func, insert, select
 
+from catlas_assets.services import lake_checks
 from catlas_assets.services.runtime import Runtime
 from catlas_assets.settings import Settings
 from fixture_web import DEFAULT_NOW, FixtureWeb
-from resources.state.schema import sensors
+from resources.state.schema import archive_objects, sensors
 from resources.state.store import StateStore
 from tests.cli.cli_harness import iso
 from tests.conftest import reset_postgres
@@ -162,6 +163,18 @@ def lake_observations(tmp_path: Path, url: str) -> Counter[int]:
     return Counter(r[0] for r in rows)
 
 
+def archive_figures(tmp_path: Path, url: str) -> tuple[list[str], int, int]:
+    """Keys lake rows name that the archive lacks; packs on disk; packs the index names."""
+    runtime = Runtime(Settings(database_url=url, lake_url=str(tmp_path / "lake")))
+    try:
+        dangling = lake_checks.dangling_keys(runtime.lake, runtime.archive)
+        with runtime.store.engine.connect() as conn:
+            recorded = conn.execute(select(func.count(distinct(archive_objects.c.pack)))).scalar()
+    finally:
+        runtime.close()
+    return dangling, len(list((tmp_path / "lake" / "packs").rglob("*.pack"))), int(recorded or 0)
+
+
 def store_figures(url: str) -> tuple[int, int]:
     store = StateStore.open(url)
     try:
@@ -246,3 +259,7 @@ def test_a_killed_worker_is_taken_over_after_the_claim_timeout(
     assert twice <= fetched_by_a  # only A's uncommitted fetches were repeated
     # The lake: one observation per sensor, A's committed rows included, none duplicated.
     assert lake_observations(tmp_path, pg) == Counter(dict.fromkeys(ids, 1))
+    # The archive: every key a lake row names is found (packs of A's runs killed before
+    # their commit are on disk, named by no index row, and harm nothing).
+    dangling, packs_on_disk, packs_recorded = archive_figures(tmp_path, pg)
+    assert dangling == [] and packs_on_disk >= packs_recorded > 0

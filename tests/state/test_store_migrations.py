@@ -16,7 +16,7 @@ from resources.state.schema import metadata
 from resources.state.store import StateStore, create_state_engine
 from tests.conftest import reset_postgres
 
-HEAD = "0010_outbox_arrow"
+HEAD = "0011_archive_packs"
 
 
 def _revision_of(url: str) -> str | None:

@@ -96,7 +96,9 @@ class ObjectArchive:
             theirs[key].wait()
             return self.put(data)
         try:
-            if self.exists(key):
+            # Not `exists`: an object only packed lately may lie in a pack whose run never
+            # commits its place, and the caller records none.
+            if self._stored(key):
                 return StoredObject(key, 0)
             compressed = zstandard.ZstdCompressor(level=LEVEL).compress(data)
             self.storage.write_atomic(key, compressed)
@@ -193,6 +195,11 @@ class ObjectArchive:
 
     def exists(self, key: str) -> bool:
         return self._place(key) is not None or self.storage.exists(key)
+
+    def _stored(self, key: str) -> bool:
+        """In the index or a file of its own: found by any process from now on."""
+        indexed = self.index is not None and key in self.index.locate([key])
+        return indexed or self.storage.exists(key)
 
     def missing(self, keys: Iterable[str]) -> list[str]:
         """Of `keys`, those the archive cannot give back (in their order): in no file of

@@ -112,3 +112,24 @@ def test_objects_of_a_lake_written_before_packs_are_still_read(
         assert hashlib.sha256(archive.get(archive_key(old))).hexdigest() in archive_key(old)
     finally:
         store.close()
+
+
+def test_an_object_stored_alone_is_written_when_only_an_uncommitted_pack_holds_it(
+    tmp_path: Path, database_url: str
+) -> None:
+    """A site page (`put`) records no place: a pack whose run has not committed (and may
+    never) is no home for it."""
+    store = StateStore.open(database_url)
+    try:
+        storage = Storage(str(tmp_path / "lake"))
+        archive = ObjectArchive(storage, ArchiveIndex(store))
+        data = b"<html>the same page, under a sensor and in a site crawl</html>"
+        archive.pack({archive_key(data): data})  # its run's commit never comes
+
+        stored = archive.put(data)
+
+        assert stored.new_bytes > 0 and (tmp_path / "lake" / stored.key).is_file()
+        elsewhere = ObjectArchive(Storage(str(tmp_path / "lake")), ArchiveIndex(store))
+        assert elsewhere.get(stored.key) == data
+    finally:
+        store.close()

@@ -6,6 +6,7 @@ commands of one area to the group when it is imported.
 
 from catlas_assets.cli import (  # noqa: F401 - imported to register their commands
     admin,
+    archive,
     catalog,
     crawl,
     demo,

@@ -14,7 +14,7 @@ from catlas_assets.services import catalog
 from catlas_assets.services.runtime import Runtime
 from catlas_assets.services.sensor_run import run_one
 from catlas_assets.settings import Settings
-from fixture_web import FixtureWeb
+from fixture_web import DEFAULT_NOW, FixtureWeb
 from resources.clock import VirtualClock
 
 
@@ -27,6 +27,21 @@ def hosts_file(tmp_path: Path, web: FixtureWeb) -> Path:
 def catlas(tmp_path: Path, hosts_file: Path) -> Catlas:
     """`catlas` run in tmp_path (so the state dir is the default `.catlas` there)."""
     return Catlas(tmp_path, {"CATLAS_HOSTS": str(hosts_file)})
+
+
+@pytest.fixture
+def observed_pricing(tmp_path: Path, hosts_file: Path) -> int:
+    """Kestrel Labs' pricing page watched and observed once, in the `catlas` fixture's state."""
+    return seed_sensor(
+        tmp_path / ".catlas",
+        hosts_file,
+        now=DEFAULT_NOW,
+        company="Kestrel Labs",
+        website="http://kestrel-labs.com",
+        surface="pricing",
+        url="http://kestrel-labs.com/pricing",
+        run=True,
+    )
 
 
 @pytest.fixture(scope="session")

@@ -4,27 +4,15 @@ one error line."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
 from pathlib import Path
 
 from catlas_assets.domain.content_address import archive_key
-from fixture_web import DEFAULT_NOW
 from tests.cli.cli_harness import Catlas, assert_one_error_line, lake_rows
 
 
 def test_an_observed_pages_objects_are_read_back_by_key(
-    catlas: Catlas, tmp_path: Path, hosts_file: Path, seed: Callable[..., int]
+    catlas: Catlas, tmp_path: Path, observed_pricing: int
 ) -> None:
-    seed(
-        tmp_path / ".catlas",
-        hosts_file,
-        now=DEFAULT_NOW,
-        company="Kestrel Labs",
-        website="http://kestrel-labs.com",
-        surface="pricing",
-        url="http://kestrel-labs.com/pricing",
-        run=True,
-    )
     [row] = lake_rows(tmp_path / ".catlas", "observations", "object_key, text_key")
 
     raw = tmp_path / "raw.html"

@@ -3,7 +3,6 @@ verdict; a reversed range is one error line."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 from cli_harness import Catlas, assert_one_error_line, db_rows, iso, table_rows
@@ -12,18 +11,8 @@ from fixture_web import DEFAULT_NOW, FixtureWeb
 
 
 def test_reprocess_prints_old_and_new_counts_and_a_verdict(
-    catlas: Catlas, tmp_path: Path, hosts_file: Path, seed: Callable[..., int], web: FixtureWeb
+    catlas: Catlas, tmp_path: Path, observed_pricing: int, web: FixtureWeb
 ) -> None:
-    seed(
-        tmp_path / ".catlas",
-        hosts_file,
-        now=DEFAULT_NOW,
-        company="Kestrel Labs",
-        website="http://kestrel-labs.com",
-        surface="pricing",
-        url="http://kestrel-labs.com/pricing",
-        run=True,
-    )
     web.clear_requests()
     day = f"{DEFAULT_NOW:%Y-%m-%d}"
     result = catlas.ok(

@@ -252,6 +252,18 @@ def rows(
     ]  # fmt: skip
 
 
+def archive_rows(writes: dict[str, Any]) -> list[Row]:
+    """A first fetch's four objects archived: one pack a run against four files."""
+
+    def cpu_ms(name: str) -> float:
+        return (writes[f"{name}_user_s"] + writes[f"{name}_system_s"]) / writes["runs"] * 1000
+
+    return [
+        Row("archive: CPU of a first fetch's four new objects, ms", cpu_ms("packs"),
+            cpu_ms("files"), "a file each, as before packs", "—", None, 3),
+    ]  # fmt: skip
+
+
 def table(rows_: list[Row]) -> str:
     header = ["benchmark", "catlas", "peer", "ratio", "target", "met"]
     cells = [r.cells() for r in rows_]
@@ -269,7 +281,9 @@ def main() -> None:
     args = parser.parse_args()
     started = time.perf_counter()
     suffix = "_quick" if args.quick else ""
-    names = ("due_probe", "e2e", "refresh_sim", "claims", "lake_scale", "memory_day")
+    names = (
+        "due_probe", "e2e", "refresh_sim", "claims", "lake_scale", "memory_day", "archive_writes"
+    )  # fmt: skip
     out = {name: RESULTS / f"{name}{suffix}.json" for name in names}
     py = sys.executable
     summary_path = RESULTS / f"summary{suffix}.json"
@@ -290,6 +304,8 @@ def main() -> None:
             "lake at scale")  # fmt: skip
         run([py, "bench/memory_day.py", "--sensors", "100", "--domains", "20", "--every",
              "0.5", "--json", str(out["memory_day"])], "memory day")  # fmt: skip
+        run([py, "bench/archive_writes.py", "--runs", "200", "--rounds", "1",
+             "--json", str(out["archive_writes"])], "archive writes")  # fmt: skip
     else:
         run([py, "bench/due_probe.py", "--json", str(out["due_probe"])], "due probe")
         cli = startup(3)
@@ -298,9 +314,11 @@ def main() -> None:
         run([py, "bench/claims.py", "--json", str(out["claims"])], "claims")
         run([py, "bench/lake_scale.py", "--json", str(out["lake_scale"])], "lake at scale")
         run([py, "bench/memory_day.py", "--json", str(out["memory_day"])], "memory day")
+        run([py, "bench/archive_writes.py", "--json", str(out["archive_writes"])], "archive writes")
     loaded = {name: json.loads(path.read_text()) for name, path in out.items()}
     table_rows = rows(loaded["due_probe"], cli, loaded["e2e"], loaded["refresh_sim"])
     table_rows += scale_rows(loaded["claims"], loaded["lake_scale"], loaded["memory_day"])
+    table_rows += archive_rows(loaded["archive_writes"])
     text = table(table_rows)
     previous = json.loads(summary_path.read_text()) if args.from_results else {}
     summary = {

@@ -7,8 +7,8 @@ An object lies in one of two places, and a reader looks in both:
 - in a pack: a sensor run's new objects are zstd frames back to back in one file,
   `packs/ab/<id>.pack`, written once and made durable (one flush) before the run's commit
   names them; the commit adds each key's place (`archive_objects`, the state store's
-  index: pack, offset, length). Four objects of a page's first fetch were four files,
-  four flushes and four renames, a fifth of a first pass's time.
+  index: pack, offset, length). A page's first fetch was four files, four flushes and
+  four renames (four PUTs on S3): twice the CPU of one pack (`bench/archive_writes.py`).
 - as a file of its own under its key: objects stored alone (`put`) and every object of a
   lake written before packs.
 A pack holds nothing but frames, each named by its own content: decompressed and hashed,

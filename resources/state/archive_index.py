@@ -56,7 +56,10 @@ def record(conn: Connection, objects: Sequence[PackedObject]) -> None:
         rows: dict[str, tuple[str, str, int, int]] = {}
         for o in objects:
             rows.setdefault(o.key, (o.key, o.pack, o.offset, o.length))
-        conn.exec_driver_sql(_insert(conn.dialect.paramstyle), list(rows.values()))
+        # In key order: two PostgreSQL workers recording shared keys (an empty extraction,
+        # a page under two URLs) take their locks in one order and cannot deadlock.
+        ordered = [rows[key] for key in sorted(rows)]
+        conn.exec_driver_sql(_insert(conn.dialect.paramstyle), ordered)
 
 
 @cache

@@ -26,14 +26,6 @@ _LOOKUP_BATCH = 500
 class ArchiveIndex:
     def __init__(self, store: StateStore) -> None:
         self.store = store
-        # Built once per number of keys, run through the driver: SQLAlchemy compiled an
-        # expanding IN for every lookup, most of a run's 100 us lookup (one a run).
-        mark = "?" if store.engine.dialect.paramstyle == "qmark" else "%s"
-        self._lookups = [
-            f"SELECT key, pack, byte_offset, byte_length FROM {archive_objects.name} "
-            f"WHERE key IN ({', '.join([mark] * n)})"
-            for n in range(_LOOKUP_BATCH + 1)
-        ]
 
     def locate(self, keys: Iterable[str]) -> dict[str, PackedObject]:
         """The packed objects among `keys`, by key (a key not packed is left out)."""
@@ -44,7 +36,8 @@ class ArchiveIndex:
         with self.store.engine.connect() as conn:
             for start in range(0, len(wanted), _LOOKUP_BATCH):
                 batch = tuple(wanted[start : start + _LOOKUP_BATCH])
-                for row in conn.exec_driver_sql(self._lookups[len(batch)], batch):
+                lookup = _lookup(conn.dialect.paramstyle, len(batch))
+                for row in conn.exec_driver_sql(lookup, batch):
                     found[row[0]] = PackedObject(*row)
         return found
 
@@ -62,10 +55,25 @@ def record(conn: Connection, objects: Sequence[PackedObject]) -> None:
         conn.exec_driver_sql(_insert(conn.dialect.paramstyle), ordered)
 
 
+# Statements built once per shape and run through the driver: SQLAlchemy compiled an
+# expanding IN for every lookup, most of a run's ~100 us lookup (one a run).
+@cache
+def _lookup(paramstyle: str, keys: int) -> str:
+    marks = ", ".join([_mark(paramstyle)] * keys)
+    return (
+        f"SELECT key, pack, byte_offset, byte_length FROM {archive_objects.name} "
+        f"WHERE key IN ({marks})"
+    )
+
+
 @cache
 def _insert(paramstyle: str) -> str:
-    mark = "?" if paramstyle == "qmark" else "%s"
+    marks = ", ".join([_mark(paramstyle)] * 4)
     return (
         f"INSERT INTO {archive_objects.name} (key, pack, byte_offset, byte_length) "
-        f"VALUES ({mark}, {mark}, {mark}, {mark}) ON CONFLICT (key) DO NOTHING"
+        f"VALUES ({marks}) ON CONFLICT (key) DO NOTHING"
     )
+
+
+def _mark(paramstyle: str) -> str:
+    return "?" if paramstyle == "qmark" else "%s"

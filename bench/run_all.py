@@ -3,10 +3,10 @@
     python bench/run_all.py [--quick]
 
 Runs due_probe.py (PostgreSQL), the CLI start-up cost, e2e.py (nginx, the peers' own
-environment), refresh_sim.py and the scale benchmarks (claims.py, lake_scale.py,
-memory_day.py); writes their bench/results/*.json and
-bench/results/summary.json, and prints one table: benchmark, catlas, peer, ratio,
-target, met. `--quick` is the same on a small scale (one round, a small page set) and
+environment), refresh_sim.py, the scale benchmarks (claims.py, lake_scale.py,
+memory_day.py) and two parts of a first pass (archive_writes.py, parse_handover.py);
+writes their bench/results/*.json and bench/results/summary.json, and prints one table:
+benchmark, catlas, peer, ratio, target, met. `--quick` is the same on a small scale (one round, a small page set) and
 ends within two minutes; its figures are a smoke test, not the ones to quote.
 """
 
@@ -264,6 +264,18 @@ def archive_rows(writes: dict[str, Any]) -> list[Row]:
     ]  # fmt: skip
 
 
+def handover_rows(handover: dict[str, Any]) -> list[Row]:
+    """First-sight pages handed to two parser processes: catlas's pool against the stdlib's."""
+
+    def cpu_ms(name: str) -> float:
+        return handover[name]["cpu_s"] / handover["pages"] * 1000
+
+    return [
+        Row("parse hand-over: CPU a parsed page, loop's process and parsers, ms",
+            cpu_ms("catlas"), cpu_ms("stdlib"), "concurrent.futures process pool", "—", None, 2),
+    ]  # fmt: skip
+
+
 def table(rows_: list[Row]) -> str:
     header = ["benchmark", "catlas", "peer", "ratio", "target", "met"]
     cells = [r.cells() for r in rows_]
@@ -282,7 +294,8 @@ def main() -> None:
     started = time.perf_counter()
     suffix = "_quick" if args.quick else ""
     names = (
-        "due_probe", "e2e", "refresh_sim", "claims", "lake_scale", "memory_day", "archive_writes"
+        "due_probe", "e2e", "refresh_sim", "claims", "lake_scale", "memory_day", "archive_writes",
+        "parse_handover",
     )  # fmt: skip
     out = {name: RESULTS / f"{name}{suffix}.json" for name in names}
     py = sys.executable
@@ -306,6 +319,8 @@ def main() -> None:
              "0.5", "--json", str(out["memory_day"])], "memory day")  # fmt: skip
         run([py, "bench/archive_writes.py", "--runs", "200", "--rounds", "1",
              "--json", str(out["archive_writes"])], "archive writes")  # fmt: skip
+        run([py, "bench/parse_handover.py", "--pages", "200", "--rounds", "1",
+             "--json", str(out["parse_handover"])], "parse hand-over")  # fmt: skip
     else:
         run([py, "bench/due_probe.py", "--json", str(out["due_probe"])], "due probe")
         cli = startup(3)
@@ -315,10 +330,14 @@ def main() -> None:
         run([py, "bench/lake_scale.py", "--json", str(out["lake_scale"])], "lake at scale")
         run([py, "bench/memory_day.py", "--json", str(out["memory_day"])], "memory day")
         run([py, "bench/archive_writes.py", "--json", str(out["archive_writes"])], "archive writes")
+        run(
+            [py, "bench/parse_handover.py", "--json", str(out["parse_handover"])], "parse hand-over"
+        )
     loaded = {name: json.loads(path.read_text()) for name, path in out.items()}
     table_rows = rows(loaded["due_probe"], cli, loaded["e2e"], loaded["refresh_sim"])
     table_rows += scale_rows(loaded["claims"], loaded["lake_scale"], loaded["memory_day"])
     table_rows += archive_rows(loaded["archive_writes"])
+    table_rows += handover_rows(loaded["parse_handover"])
     text = table(table_rows)
     previous = json.loads(summary_path.read_text()) if args.from_results else {}
     summary = {

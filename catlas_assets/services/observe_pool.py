@@ -63,6 +63,8 @@ MAX_AUTO_WORKERS = 8
 OWNER_CHECK_S = 0.5
 # Requests written to a parser and not yet answered: the one it parses and the next.
 IN_FLIGHT = 2
+# The socket buffer asked for: a next page of up to a quarter of it waits in it whole.
+PIPELINE_BUFFER = 1 << 20
 # How long a closing pool waits for a parser to exit before it kills it.
 CLOSE_TIMEOUT_S = 5.0
 _HEADER = struct.Struct(">I")
@@ -166,7 +168,9 @@ class _Parser:
         self.closing = False
         self._taking = threading.Lock()
         self._done = False  # its thread takes no more requests
+        self._held: _Request | None = None  # taken, too large to write until the parser idles
         self.process, self.sock = _spawn(method, inherited)
+        self._fits = _pipelined_at_most(self.sock)
         self.thread = threading.Thread(target=self._talk, name="catlas-parser", daemon=True)
 
     def load(self) -> float:
@@ -204,20 +208,18 @@ class _Parser:
         reader = self.sock.makefile("rb")
         while True:
             while not self.closing and len(self.sent) < IN_FLIGHT:
-                try:
-                    request = self.requests.get(block=not self.sent)
-                except queue.Empty:
-                    break
+                request = self._next()
                 if request is None:
-                    self.closing = True
-                elif request.answer.set_running_or_notify_cancel():  # else given up: skip it
-                    if not self.sent and not self.process.is_alive():
-                        reader = self._replace()  # it died idle: this page is not the cause
-                    self.sent.append(request)
-                    try:
-                        self.sock.sendall(request.frame)
-                    except OSError:
-                        break  # it has gone: the read below says how
+                    break
+                if not request.answer.set_running_or_notify_cancel():
+                    continue  # its waiter gave it up
+                if not self.sent and not self.process.is_alive():
+                    reader = self._replace()  # it died idle: this page is not the cause
+                self.sent.append(request)
+                try:
+                    self.sock.sendall(request.frame)
+                except OSError:
+                    break  # it has gone: the read below says how
             if not self.sent:
                 return  # closing, and every page answered
             try:
@@ -228,6 +230,28 @@ class _Parser:
                 reader = self._replace()
             else:
                 _settle(self.sent.popleft().answer, answer)
+
+    def _next(self) -> _Request | None:
+        """The next page to write now: waiting for one only when none is with the parser.
+
+        A page is written while another is with the parser only when it fits in the
+        socket's buffer; a larger one waits until the parser is idle. Else both processes
+        could wait to write to each other for ever: the parser its answer, this thread the
+        rest of the next page (which the parser reads only after it answered)."""
+        if self._held is not None:
+            if self.sent:
+                return None
+            request, self._held = self._held, None
+            return request
+        try:
+            request = self.requests.get(block=not self.sent)
+        except queue.Empty:
+            return None
+        if request is None:
+            self.closing = True
+        elif self.sent and len(request.frame) > self._fits:
+            self._held, request = request, None
+        return request
 
     def _replace(self) -> IO[bytes]:
         """The process died: fail the page it was parsing (if any), and start another in
@@ -241,9 +265,10 @@ class _Parser:
             for request in self.sent:
                 _settle(request.answer, died)
             self.sent.clear()
-            return io.BytesIO()  # nothing left to read
+            return io.BytesIO()  # nothing left to read (a page held back is answered after)
         # This process runs threads now (this one at least): only the fork server is safe.
         self.process, self.sock = _spawn("forkserver", [])
+        self._fits = _pipelined_at_most(self.sock)
         try:
             for request in self.sent:
                 self.sock.sendall(request.frame)
@@ -252,15 +277,22 @@ class _Parser:
         return self.sock.makefile("rb")
 
     def _cancel_unsent(self) -> None:
+        """The thread ends: every page it took and never wrote hears that the pool closed."""
         with self._taking:
             self._done = True
+        unsent = [self._held] if self._held is not None else []
+        self._held = None
         while True:
             try:
                 request = self.requests.get_nowait()
             except queue.Empty:
-                return
+                break
             if request is not None:
-                request.answer.cancel()
+                unsent.append(request)
+        closed = RuntimeError("the parser pool was closed while this page waited for it")
+        for request in unsent:
+            if request.answer.set_running_or_notify_cancel():
+                _settle(request.answer, closed)
 
     def end(self) -> None:
         with contextlib.suppress(OSError):
@@ -302,6 +334,14 @@ def _read(reader: IO[bytes]) -> Any:
 
 def _as_error(payload: Any) -> BaseException:
     return payload if isinstance(payload, BaseException) else RuntimeError(str(payload))
+
+
+def _pipelined_at_most(sock: socket.socket) -> int:
+    """The largest page frame written while the parser holds another: a quarter of what the
+    socket's buffer takes (asked for large, as the system allows), so it fits whole."""
+    with contextlib.suppress(OSError):
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, PIPELINE_BUFFER)
+    return sock.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF) // 4
 
 
 def _spawn(method: str, inherited: list[socket.socket]) -> tuple[Any, socket.socket]:

@@ -232,3 +232,30 @@ def test_parsers_exit_when_the_process_that_made_them_is_killed(tmp_path) -> Non
     while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not any(alive(pid) for pid in pids)
+
+
+def test_large_pages_back_to_back_are_parsed_not_deadlocked(monkeypatch) -> None:
+    """A page larger than the socket's buffer is written only to an idle parser: written
+    behind another, the parser (writing a large answer) and the pool's thread (writing the
+    rest of the page) waited on each other for ever. The buffer is made small here, as a
+    system with a low `net.core.wmem_max` has it, so the pages are far larger than it."""
+    from catlas_assets.services import observe_pool
+
+    monkeypatch.setattr(observe_pool, "PIPELINE_BUFFER", 1 << 16)
+
+    def large(i: int) -> bytes:
+        paragraphs = "".join(
+            f"<p>Paragraph {i}-{k} says {'words and more words ' * 8}</p>" for k in range(3000)
+        )
+        return f"<html><body>{paragraphs}</body></html>".encode()
+
+    async def three() -> list:
+        pool = ObservePool(1, 60.0)
+        try:
+            calls = (pool.observe(**_arguments(new_sensor(), fetch(large(i)))) for i in range(3))
+            return await asyncio.wait_for(asyncio.gather(*calls), 60)
+        finally:
+            pool.close()
+
+    assert len(large(0)) > 500_000
+    assert [o.outcome for o in asyncio.run(three())] == [Outcome.OK] * 3

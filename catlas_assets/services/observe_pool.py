@@ -24,8 +24,11 @@ beside its ticks).
 
 A parser that dies (killed, a crash in the C parser on a hostile page) fails the page it
 was parsing, as PARSING naming how it ended; the pages sent after it go to a parser started
-in its place. The process pool this replaced broke for good at the first death: every later
-page of the process failed.
+in its place. One that answers nothing within twice `CATLAS_PARSE_TIMEOUT_S` and
+`ANSWER_MARGIN_S` (a parse stuck inside C code, where the timer that bounds a parse cannot
+interrupt it) is stopped and replaced the same way. The process pool this replaced broke
+for good at the first death (every later page of the process failed) and waited on a stuck
+parse for ever.
 
 Parsers start as forks of a lane before its loop runs (`start_forked`, the cheapest start),
 otherwise from the fork server of `worker_processes` (a clean process: forking a process
@@ -67,6 +70,9 @@ IN_FLIGHT = 2
 PIPELINE_BUFFER = 1 << 20
 # How long a closing pool waits for a parser to exit before it kills it.
 CLOSE_TIMEOUT_S = 5.0
+# A parser that has not answered within twice the parse's bound and this is stopped: a parse
+# stuck inside C code never reaches the timer signal that bounds it (`parse_time_limit`).
+ANSWER_MARGIN_S = 5.0
 _HEADER = struct.Struct(">I")
 _PROTOCOL = pickle.HIGHEST_PROTOCOL
 
@@ -128,8 +134,10 @@ class ObservePool:
         with self._starting:  # two loops of one process may ask for the first parse at once
             if not self._parsers:
                 started: list[_Parser] = []
+                answer_within_s = 2 * self.parse_timeout_s + ANSWER_MARGIN_S
                 for _ in range(self.workers):
-                    started.append(_Parser(method, inherited=[p.sock for p in started]))
+                    inherited = [p.sock for p in started]
+                    started.append(_Parser(method, inherited, answer_within_s))
                 for parser in started:
                     parser.thread.start()  # after the last fork: a fork copies no thread
                 self._parsers = started
@@ -161,7 +169,8 @@ class _Parser:
     Every request put in `requests` gets its answer: the parser's, a `ParserDied`, or an
     error saying why no parser could be had; none is left waiting."""
 
-    def __init__(self, method: str, inherited: list[socket.socket]) -> None:
+    def __init__(self, method: str, inherited: list[socket.socket], answer_within_s: float) -> None:
+        self.answer_within_s = answer_within_s
         self.requests: queue.SimpleQueue[_Request | None] = queue.SimpleQueue()
         self.sent: deque[_Request] = deque()  # written, unanswered, in the parser's order
         self.broken: BaseException | None = None
@@ -169,7 +178,7 @@ class _Parser:
         self._taking = threading.Lock()
         self._done = False  # its thread takes no more requests
         self._held: _Request | None = None  # taken, too large to write until the parser idles
-        self.process, self.sock = _spawn(method, inherited)
+        self.process, self.sock = _spawn(method, inherited, answer_within_s)
         self._fits = _pipelined_at_most(self.sock)
         self.thread = threading.Thread(target=self._talk, name="catlas-parser", daemon=True)
 
@@ -226,8 +235,8 @@ class _Parser:
                 answer = _read(reader)
             except Exception as exc:  # an answer that does not unpickle fails its page alone
                 answer = exc
-            if answer is _GONE:
-                reader = self._replace()
+            if answer is _GONE or answer is _SILENT:
+                reader = self._replace(silent=answer is _SILENT)
             else:
                 _settle(self.sent.popleft().answer, answer)
 
@@ -253,12 +262,23 @@ class _Parser:
             self._held, request = request, None
         return request
 
-    def _replace(self) -> IO[bytes]:
-        """The process died: fail the page it was parsing (if any), and start another in
-        its place with the pages sent after that one (none when the pool is closing)."""
+    def _replace(self, *, silent: bool = False) -> IO[bytes]:
+        """The process died, or answered nothing in time (`silent`: it is stopped): fail the
+        page it was parsing (if any), and start another in its place with the pages sent
+        after that one (none when the pool is closing)."""
         self.sock.close()
+        if silent:
+            self.process.kill()
         self.process.join(CLOSE_TIMEOUT_S)
-        died = ParserDied(f"the parser process ended ({_exit(self.process)}) while parsing")
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join()
+        how = (
+            f"answered nothing within {self.answer_within_s:g}s and was stopped"
+            if silent
+            else f"ended ({_exit(self.process)}) while parsing"
+        )
+        died = ParserDied(f"the parser process {how}")
         if self.sent:
             _settle(self.sent.popleft().answer, died)
         if self.closing:
@@ -267,7 +287,7 @@ class _Parser:
             self.sent.clear()
             return io.BytesIO()  # nothing left to read (a page held back is answered after)
         # This process runs threads now (this one at least): only the fork server is safe.
-        self.process, self.sock = _spawn("forkserver", [])
+        self.process, self.sock = _spawn("forkserver", [], self.answer_within_s)
         self._fits = _pipelined_at_most(self.sock)
         try:
             for request in self.sent:
@@ -304,8 +324,10 @@ class _Parser:
         self.sock.close()
 
 
-# `_read`'s answer when the parser's end closed before a whole answer came.
+# `_read`'s answers when the parser's end closed before a whole answer came, and when
+# nothing came for the socket's timeout.
 _GONE = object()
+_SILENT = object()
 
 
 def _settle(answer: Future[Any], outcome: Any) -> None:
@@ -317,13 +339,16 @@ def _settle(answer: Future[Any], outcome: Any) -> None:
 
 
 def _read(reader: IO[bytes]) -> Any:
-    """The next answer from a parser (an exception it raised, as such), `_GONE` at its end."""
+    """The next answer from a parser (an exception it raised, as such), `_GONE` at its end,
+    `_SILENT` when it said nothing for the socket's timeout."""
     try:
         header = reader.read(_HEADER.size)
         if len(header) < _HEADER.size:
             return _GONE
         (size,) = _HEADER.unpack(header)
         data = reader.read(size)
+    except TimeoutError:
+        return _SILENT
     except OSError:
         return _GONE
     if len(data) < size:
@@ -344,8 +369,11 @@ def _pipelined_at_most(sock: socket.socket) -> int:
     return sock.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF) // 4
 
 
-def _spawn(method: str, inherited: list[socket.socket]) -> tuple[Any, socket.socket]:
+def _spawn(
+    method: str, inherited: list[socket.socket], answer_within_s: float
+) -> tuple[Any, socket.socket]:
     ours, theirs = socket.socketpair()
+    ours.settimeout(answer_within_s)  # no answer (nor room for a page) that long: stuck
     context = worker_context(method)
     # A fork copies this process's ends of the earlier parsers' sockets: closed in the child.
     process = context.Process(

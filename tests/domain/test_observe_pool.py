@@ -259,3 +259,36 @@ def test_large_pages_back_to_back_are_parsed_not_deadlocked(monkeypatch) -> None
 
     assert len(large(0)) > 500_000
     assert [o.outcome for o in asyncio.run(three())] == [Outcome.OK] * 3
+
+
+def test_a_parser_that_answers_nothing_in_time_is_stopped_and_replaced(monkeypatch) -> None:
+    """A parse stuck where its timer signal cannot reach it (inside C code; here the process
+    is frozen by SIGSTOP) is stopped after twice the parse bound and a margin: its page fails
+    as PARSING saying so, and the next page is parsed by a new process."""
+    from catlas_assets.services import observe_pool
+
+    monkeypatch.setattr(observe_pool, "ANSWER_MARGIN_S", 0.5)
+
+    async def scenario() -> tuple:
+        pool = ObservePool(1, 1.0)
+        try:
+            stuck = asyncio.ensure_future(
+                pool.observe(**_arguments(new_sensor(), fetch(_slow_page())))
+            )
+            await _when(lambda: pool._parsers and len(pool._parsers[0].sent) == 1)
+            frozen = pool._parsers[0].process
+            os.kill(frozen.pid, signal.SIGSTOP)
+            started = time.monotonic()
+            failed = await stuck
+            waited = time.monotonic() - started
+            later = await pool.observe(**_arguments(new_sensor(), fetch(page(SECTIONS))))
+            return failed, waited, later, frozen
+        finally:
+            pool.close()
+
+    failed, waited, later, frozen = asyncio.run(scenario())
+    assert failed.failure_class is FailureClass.PARSING
+    assert "answered nothing within 2.5s" in failed.sensor_update["last_failure_detail"]
+    assert 2.0 < waited < 30
+    assert later.outcome is Outcome.OK
+    assert not frozen.is_alive()

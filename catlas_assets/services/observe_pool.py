@@ -83,7 +83,7 @@ def pool_size(setting: int, cpus: int | None = None) -> int:
 
 
 class ParserDied(Exception):
-    """The parser process ended while it parsed this page."""
+    """The parser process ended, or was stopped, while it parsed this page."""
 
 
 class ObservePool:

@@ -50,7 +50,13 @@ from catlas_assets.services import event_loop
 from catlas_assets.services.commit_groups import GroupCommitter
 from catlas_assets.services.pipeline import SensorRunResult, run_sensor
 from catlas_assets.services.runtime import Runtime
-from catlas_assets.services.worker_processes import per_core, start_method, worker_context
+from catlas_assets.services.worker_processes import (
+    how_it_ended,
+    per_core,
+    portable,
+    start_method,
+    worker_context,
+)
 from catlas_assets.settings import Settings
 from resources.clock import SystemClock, VirtualClock
 
@@ -186,7 +192,7 @@ class Lanes:
         lane = self._lanes[self._route.get(sensor.domain, 0)]
         if lane.closed:  # its socket closed first; wait for the exit to say how it ended
             await asyncio.to_thread(lane.process.join, CLOSE_TIMEOUT_S)
-            raise LaneDied(f"lane {lane.index} has ended ({_exit(lane.process)})")
+            raise LaneDied(f"lane {lane.index} has ended ({how_it_ended(lane.process)})")
         assert lane.sender is not None, "connect() first"
         key = next(self._keys)
         future: asyncio.Future[SensorRunResult] = asyncio.get_running_loop().create_future()
@@ -219,7 +225,7 @@ class Lanes:
             waiting = [f for f in self._drain(lane) if not f.done()]
             if waiting:  # it ended with sensors unanswered: say how (it has exited by now)
                 await asyncio.to_thread(lane.process.join, CLOSE_TIMEOUT_S)
-                died = LaneDied(f"lane {lane.index} ended ({_exit(lane.process)})")
+                died = LaneDied(f"lane {lane.index} ended ({how_it_ended(lane.process)})")
                 for future in waiting:
                     if not future.done():
                         future.set_exception(died)
@@ -257,13 +263,6 @@ def _end(process: BaseProcess, timeout_s: float = CLOSE_TIMEOUT_S) -> None:
     if process.is_alive():
         process.kill()
         process.join()
-
-
-def _exit(process: BaseProcess) -> str:
-    code = process.exitcode
-    if code is None:
-        return "still running"
-    return f"killed by signal {-code}" if code < 0 else f"exit code {code}"
 
 
 # -- framing: a 4-byte length, then a pickle ---------------------------------------------------
@@ -394,7 +393,7 @@ async def _serve(runtime: Runtime, sock: socket.socket, run_id: str) -> None:
                 except asyncio.CancelledError:
                     return  # the tick gave it up: its claim is the tick's to release
                 except Exception as exc:
-                    sender.send(("error", key, _portable(exc)))
+                    sender.send(("error", key, portable(exc)))
                 else:
                     sender.send(("done", key, result))
                 finally:
@@ -428,16 +427,7 @@ async def _serve(runtime: Runtime, sock: socket.socket, run_id: str) -> None:
         if closed:  # the tick has all it asked for: only this lane's counters are lost
             log.warning("lane %s: not closed cleanly: %s", os.getpid(), exc)
         else:  # the lane cannot run (its store or lake is unusable)
-            sender.send(("error", None, _portable(exc)))
+            sender.send(("error", None, portable(exc)))
     if not closed:
         sender.send(("closed", None, None))
     await sender.close()
-
-
-def _portable(exc: BaseException) -> BaseException:
-    """`exc` as it can cross to the tick's process (its own type when it pickles)."""
-    try:
-        pickle.loads(pickle.dumps(exc))
-    except Exception:
-        return RuntimeError(" ".join(f"{type(exc).__name__}: {exc}".split())[:500])
-    return exc

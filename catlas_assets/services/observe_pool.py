@@ -58,7 +58,12 @@ from typing import IO, Any
 from catlas_assets.domain.observe import Observed, needs_parse, observe
 from catlas_assets.domain.vocabulary import FailureClass
 from catlas_assets.services.parse_time_limit import observe_within
-from catlas_assets.services.worker_processes import per_core, worker_context
+from catlas_assets.services.worker_processes import (
+    how_it_ended,
+    per_core,
+    portable,
+    worker_context,
+)
 from resources.process_alive import alive
 
 MAX_AUTO_WORKERS = 8
@@ -276,7 +281,7 @@ class _Parser:
         how = (
             f"answered nothing within {self.answer_within_s:g}s and was stopped"
             if silent
-            else f"ended ({_exit(self.process)}) while parsing"
+            else f"ended ({how_it_ended(self.process)}) while parsing"
         )
         died = ParserDied(f"the parser process {how}")
         if self.sent:
@@ -353,12 +358,7 @@ def _read(reader: IO[bytes]) -> Any:
         return _GONE
     if len(data) < size:
         return _GONE
-    kind, payload = pickle.loads(data)
-    return payload if kind == "ok" else _as_error(payload)
-
-
-def _as_error(payload: Any) -> BaseException:
-    return payload if isinstance(payload, BaseException) else RuntimeError(str(payload))
+    return pickle.loads(data)  # an exception the parse raised is an answer too
 
 
 def _pipelined_at_most(sock: socket.socket) -> int:
@@ -387,13 +387,6 @@ def _spawn(
     return process, ours
 
 
-def _exit(process: Any) -> str:
-    code = process.exitcode
-    if code is None:
-        return "still running"
-    return f"killed by signal {-code}" if code < 0 else f"exit code {code}"
-
-
 # -- the parser's side -------------------------------------------------------------------------
 def _parser_main(sock: socket.socket, owner: int, inherited: list[socket.socket]) -> None:
     """A parser process: answer each request in turn until the other end closes."""
@@ -410,9 +403,9 @@ def _parser_main(sock: socket.socket, owner: int, inherited: list[socket.socket]
         data = reader.read(_HEADER.unpack(header)[0])
         try:
             parse_timeout_s, arguments = pickle.loads(data)
-            answer = pickle.dumps(("ok", _observe_here(parse_timeout_s, arguments)), _PROTOCOL)
+            answer = pickle.dumps(_observe_here(parse_timeout_s, arguments), _PROTOCOL)
         except Exception as exc:
-            answer = pickle.dumps(("error", _portable(exc)), _PROTOCOL)
+            answer = pickle.dumps(portable(exc), _PROTOCOL)
         try:
             sock.sendall(_HEADER.pack(len(answer)) + answer)
         except OSError:
@@ -428,15 +421,6 @@ def _observe_here(parse_timeout_s: float, arguments: dict[str, Any]) -> tuple[Ob
     for key in body_keys:
         observed.objects[key] = b""
     return observed, body_keys
-
-
-def _portable(exc: BaseException) -> BaseException | str:
-    """`exc` as it can cross to the loop's process (its own type when it pickles)."""
-    try:
-        pickle.loads(pickle.dumps(exc))
-    except Exception:
-        return " ".join(f"{type(exc).__name__}: {exc}".split())[:500]
-    return exc
 
 
 def _watch_owner(owner: int) -> None:

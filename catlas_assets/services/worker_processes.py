@@ -14,8 +14,10 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import os
+import pickle
 import threading
 from multiprocessing.context import BaseContext
+from multiprocessing.process import BaseProcess
 
 # The lanes module imports the whole pipeline (the parsers' `observe` included).
 PRELOAD = ["catlas_assets.services.lanes"]
@@ -53,3 +55,20 @@ def worker_context(method: str = "forkserver") -> BaseContext:
     if method == "forkserver":
         context.set_forkserver_preload(PRELOAD)
     return context
+
+
+def how_it_ended(process: BaseProcess) -> str:
+    """A helper process's end in words: its exit code or the signal that killed it."""
+    code = process.exitcode
+    if code is None:
+        return "still running"
+    return f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+
+
+def portable(exc: BaseException) -> BaseException:
+    """`exc` as it can cross to another process (its own type when it pickles)."""
+    try:
+        pickle.loads(pickle.dumps(exc))
+    except Exception:
+        return RuntimeError(" ".join(f"{type(exc).__name__}: {exc}".split())[:500])
+    return exc
